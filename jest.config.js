@@ -1,0 +1,19 @@
+// Three projects: unit (pure, no I/O), infra (CDK assertions on the synthesized
+// templates), integration (against DynamoDB Local and the local cloud).
+const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};
