@@ -1,0 +1,49 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documents, env } from '../../shared/aws';
+import { logger, metrics } from '../../shared/powertools';
+import { inventoryCommands } from '../commands';
+import { inventorySettings } from '../settings';
+import { inventoryStores } from '../store';
+import { EXPIRY_INDEX, EXPIRY_PARTITIONS } from '../view';
+
+const commands = inventoryCommands(inventoryStores(), inventorySettings());
+const VIEWS_TABLE = env('VIEWS_TABLE');
+const PAGE = 200;
+
+/**
+ * Runs on a schedule: finds held reservations whose `expiresAt` has passed
+ * (through the sparse expiry index of the views table) and expires each one,
+ * giving its stock back. Expiring is idempotent, so overlapping runs are safe.
+ */
+export const handler = async (): Promise<{ expired: number }> => {
+  const now = new Date();
+  let expired = 0;
+  await Promise.all(
+    Array.from({ length: EXPIRY_PARTITIONS }, async (_, p) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await documents.send(
+          new QueryCommand({
+            TableName: VIEWS_TABLE,
+            IndexName: EXPIRY_INDEX,
+            KeyConditionExpression: 'expiryPartition = :p AND expiresAt <= :now',
+            ExpressionAttributeValues: { ':p': `p${p}`, ':now': now.toISOString() },
+            Limit: PAGE,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) {
+          const { changed } = await commands.releaseReservation(undefined, item.id as string, 'EXPIRED', {
+            now,
+          });
+          if (changed) expired++;
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+    }),
+  );
+  if (expired > 0) logger.info('reservations expired', { expired });
+  metrics.addMetric('ReservationsExpired', 'Count', expired);
+  metrics.publishStoredMetrics();
+  return { expired };
+};

@@ -1,0 +1,163 @@
+import type { DomainEvent, Fold } from '../shared/events';
+
+export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED';
+export type CancellationReason = 'OUT_OF_STOCK' | 'PAYMENT_DECLINED' | 'CONFIRMATION_FAILED' | 'TIMEOUT';
+
+export interface OrderItem {
+  readonly productId: string;
+  readonly quantity: number;
+  readonly priceCents: number;
+}
+
+export interface Order {
+  readonly orderId: string;
+  readonly customerId: string;
+  readonly items: readonly OrderItem[];
+  readonly totalCents: number;
+  readonly status: OrderStatus;
+  readonly cancellationReason?: CancellationReason;
+  readonly paymentId?: string;
+  /** When the saga must have finished; past it the order is cancelled with TIMEOUT. */
+  readonly deadline: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export type OrderState = Order | null;
+
+export type OrderEvent =
+  | DomainEvent<
+      'OrderPlaced',
+      {
+        orderId: string;
+        customerId: string;
+        items: OrderItem[];
+        totalCents: number;
+        deadline: string;
+        placedAt: string;
+      }
+    >
+  | DomainEvent<'OrderConfirmed', { orderId: string; paymentId: string; confirmedAt: string }>
+  | DomainEvent<
+      'OrderCancelled',
+      { orderId: string; reason: CancellationReason; paymentId?: string; cancelledAt: string }
+    >;
+
+export const orderFold: Fold<OrderState, OrderEvent> = {
+  foldVersion: 1,
+  initial: null,
+  evolve(state, event) {
+    switch (event.type) {
+      case 'OrderPlaced': {
+        const { orderId, customerId, items, totalCents, deadline, placedAt } = event.data;
+        return {
+          orderId,
+          customerId,
+          items,
+          totalCents,
+          status: 'PENDING',
+          deadline,
+          createdAt: placedAt,
+          updatedAt: placedAt,
+        };
+      }
+      case 'OrderConfirmed':
+        return (
+          state && {
+            ...state,
+            status: 'CONFIRMED',
+            paymentId: event.data.paymentId,
+            updatedAt: event.data.confirmedAt,
+          }
+        );
+      case 'OrderCancelled':
+        return (
+          state && {
+            ...state,
+            status: 'CANCELLED',
+            cancellationReason: event.data.reason,
+            ...(event.data.paymentId ? { paymentId: event.data.paymentId } : {}),
+            updatedAt: event.data.cancelledAt,
+          }
+        );
+    }
+  },
+};
+
+/** Prices the items at placement; prices are looked up by the caller. */
+export function place(command: {
+  orderId: string;
+  customerId: string;
+  items: readonly { productId: string; quantity: number }[];
+  prices: ReadonlyMap<string, number>;
+  sagaDeadlineSeconds: number;
+  now: Date;
+}): OrderEvent[] {
+  const items = command.items.map((i) => ({
+    productId: i.productId,
+    quantity: i.quantity,
+    priceCents: command.prices.get(i.productId) as number,
+  }));
+  return [
+    {
+      type: 'OrderPlaced',
+      schemaVersion: 1,
+      data: {
+        orderId: command.orderId,
+        customerId: command.customerId,
+        items,
+        totalCents: items.reduce((sum, i) => sum + i.priceCents * i.quantity, 0),
+        deadline: new Date(command.now.getTime() + command.sagaDeadlineSeconds * 1000).toISOString(),
+        placedAt: command.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** Confirms a pending order; confirming a confirmed one decides nothing. A cancelled one cannot be. */
+export function confirm(order: Order, paymentId: string, now: Date): OrderEvent[] | 'CANNOT_CONFIRM' {
+  if (order.status === 'CONFIRMED') return [];
+  if (order.status === 'CANCELLED') return 'CANNOT_CONFIRM';
+  return [
+    {
+      type: 'OrderConfirmed',
+      schemaVersion: 1,
+      data: { orderId: order.orderId, paymentId, confirmedAt: now.toISOString() },
+    },
+  ];
+}
+
+/** Cancels a pending order; a final order is left as it is. */
+export function cancel(
+  order: Order,
+  reason: CancellationReason,
+  now: Date,
+  paymentId?: string,
+): OrderEvent[] {
+  if (order.status !== 'PENDING') return [];
+  return [
+    {
+      type: 'OrderCancelled',
+      schemaVersion: 1,
+      data: {
+        orderId: order.orderId,
+        reason,
+        ...(paymentId ? { paymentId } : {}),
+        cancelledAt: now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** The public view of an order, as `GET /orders/{id}` answers it. */
+export const orderView = (o: Order) => ({
+  orderId: o.orderId,
+  customerId: o.customerId,
+  items: o.items,
+  totalCents: o.totalCents,
+  status: o.status,
+  ...(o.cancellationReason ? { cancellationReason: o.cancellationReason } : {}),
+  ...(o.paymentId ? { paymentId: o.paymentId } : {}),
+  createdAt: o.createdAt,
+  updatedAt: o.updatedAt,
+});

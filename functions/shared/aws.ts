@@ -1,0 +1,20 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { tracer } from './powertools';
+
+/**
+ * Clients shared by every invocation of a function. Endpoints come from the
+ * standard AWS_ENDPOINT_URL* variables, which the local cloud sets and AWS
+ * leaves unset.
+ */
+export const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({ maxAttempts: 5 }));
+export const documents = DynamoDBDocumentClient.from(dynamo, {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+});
+
+/** Reads a required environment variable set by the CDK construct. */
+export function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`environment variable ${name} is not set`);
+  return value;
+}

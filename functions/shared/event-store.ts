@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { ConcurrencyError } from './errors';
+import { type DomainEvent, type Fold, foldEvents } from './events';
+
+/**
+ * The event store: one DynamoDB table per service, partition key the aggregate
+ * id, sort key the version. Appends are conditional on the version being new
+ * (optimistic concurrency); the table's stream is the outbox.
+ *
+ * Every event item also carries the folded state after it (tagged with the
+ * fold's version), so loading an aggregate is one `Query` for its newest item
+ * however long it has lived. Events stay immutable; a change to `evolve` bumps
+ * `foldVersion` and old snapshots are then ignored and the events refolded.
+ */
+export const KEY = { partition: 'aggregateId', sort: 'version' } as const;
+
+export interface Loaded<State> {
+  readonly state: State;
+  /** 0 for an aggregate with no events yet. */
+  readonly version: number;
+}
+
+export interface AppendMeta {
+  readonly now: Date;
+  readonly correlationId?: string;
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** One aggregate's pending append, to be written alone or in a transaction with others. */
+export interface PendingAppend {
+  readonly aggregateId: string;
+  readonly items: readonly TransactItem[];
+}
+
+interface EventItem {
+  aggregateId: string;
+  version: number;
+  aggregateType: string;
+  type: string;
+  schemaVersion: number;
+  data: unknown;
+  eventId: string;
+  occurredAt: string;
+  correlationId?: string;
+  state?: unknown;
+  foldVersion?: number;
+}
+
+export class AggregateStore<State, E extends DomainEvent> {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    readonly tableName: string,
+    readonly aggregateType: string,
+    private readonly fold: Fold<State, E>,
+  ) {}
+
+  async load(aggregateId: string): Promise<Loaded<State>> {
+    const newest = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: '#id = :id',
+        ExpressionAttributeNames: { '#id': KEY.partition },
+        ExpressionAttributeValues: { ':id': aggregateId },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const item = newest.Items?.[0] as EventItem | undefined;
+    if (!item) return { state: this.fold.initial, version: 0 };
+    if (item.foldVersion === this.fold.foldVersion && item.state !== undefined) {
+      return { state: item.state as State, version: item.version };
+    }
+    return this.refold(aggregateId);
+  }
+
+  /** Folds every event from the first: the path taken after `evolve` changed. */
+  private async refold(aggregateId: string): Promise<Loaded<State>> {
+    let state = this.fold.initial;
+    let version = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: '#id = :id',
+          ExpressionAttributeNames: { '#id': KEY.partition },
+          ExpressionAttributeValues: { ':id': aggregateId },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      const events = (page.Items ?? []).map((i) => this.upcast(i as EventItem));
+      state = foldEvents(this.fold, state, events);
+      version = (page.Items?.at(-1) as EventItem | undefined)?.version ?? version;
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return { state, version };
+  }
+
+  private upcast(item: EventItem): E {
+    const event: DomainEvent = { type: item.type, schemaVersion: item.schemaVersion, data: item.data };
+    return this.fold.upcast ? this.fold.upcast(event) : (event as E);
+  }
+
+  /**
+   * The writes that append `events` after `expectedVersion`. Each event gets
+   * the next version, conditional on that version being free; the last one
+   * carries the state after all of them.
+   */
+  pending(
+    aggregateId: string,
+    expectedVersion: number,
+    events: readonly E[],
+    from: State,
+    meta: AppendMeta,
+  ): PendingAppend {
+    const state = foldEvents(this.fold, from, events);
+    const items = events.map((event, i): TransactItem => {
+      const item: EventItem = {
+        aggregateId,
+        version: expectedVersion + i + 1,
+        aggregateType: this.aggregateType,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        data: event.data,
+        eventId: randomUUID(),
+        occurredAt: meta.now.toISOString(),
+        ...(meta.correlationId ? { correlationId: meta.correlationId } : {}),
+        ...(i === events.length - 1 ? { state, foldVersion: this.fold.foldVersion } : {}),
+      };
+      return {
+        Put: {
+          TableName: this.tableName,
+          Item: item as unknown as Record<string, unknown>,
+          ConditionExpression: 'attribute_not_exists(#id)',
+          ExpressionAttributeNames: { '#id': KEY.partition },
+        },
+      };
+    });
+    return { aggregateId, items };
+  }
+
+  /** Appends to this one aggregate; a single event is one conditional `PutItem`. */
+  async append(
+    aggregateId: string,
+    expectedVersion: number,
+    events: readonly E[],
+    from: State,
+    meta: AppendMeta,
+  ): Promise<State> {
+    const pending = this.pending(aggregateId, expectedVersion, events, from, meta);
+    await appendAtomically(this.client, [pending]);
+    return foldEvents(this.fold, from, events);
+  }
+}
+
+/**
+ * Writes several aggregates' appends all or nothing. One item goes as a plain
+ * conditional put; more go in one `TransactWriteItems` (up to 100 items).
+ * A lost race on any of them raises `ConcurrencyError` naming the aggregates.
+ */
+export async function appendAtomically(client: DynamoDBDocumentClient, appends: readonly PendingAppend[]) {
+  const items = appends.flatMap((a) => a.items);
+  if (items.length === 0) return;
+  try {
+    if (items.length === 1 && items[0]!.Put) {
+      await client.send(new PutCommand(items[0]!.Put));
+      return;
+    }
+    await client.send(new TransactWriteCommand({ TransactItems: items }));
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      throw new ConcurrencyError(appends.map((a) => a.aggregateId));
+    }
+    if (error instanceof TransactionCanceledException) {
+      const reasons = error.CancellationReasons ?? [];
+      const lost = reasons.some(
+        (r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict',
+      );
+      if (lost) throw new ConcurrencyError(conflicted(appends, reasons));
+    }
+    throw error;
+  }
+}
+
+function conflicted(appends: readonly PendingAppend[], reasons: readonly { Code?: string }[]): string[] {
+  const ids: string[] = [];
+  let index = 0;
+  for (const append of appends) {
+    const mine = reasons.slice(index, index + append.items.length);
+    if (mine.some((r) => r.Code && r.Code !== 'None')) ids.push(append.aggregateId);
+    index += append.items.length;
+  }
+  return ids.length > 0 ? ids : appends.map((a) => a.aggregateId);
+}
+
+/**
+ * Runs `attempt` again after a `ConcurrencyError`, with full-jitter backoff.
+ * Only for commands that reload and re-decide on every attempt.
+ */
+export async function retryOnConflict<T>(attempt: () => Promise<T>, maxAttempts = 25): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError) || n >= maxAttempts) throw error;
+      const ceiling = Math.min(200, 2 * 2 ** n);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+    }
+  }
+}

@@ -1,0 +1,130 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { z } from 'zod';
+import { ClientError, validationError } from './errors';
+import { logger } from './powertools';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; body: string };
+
+export interface HttpRequest {
+  readonly routeKey: string;
+  readonly path: string;
+  readonly pathParameters: Readonly<Record<string, string | undefined>>;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The parsed JSON body; undefined when there was none. */
+  readonly body: unknown;
+  readonly correlationId: string;
+  readonly now: Date;
+  readonly context: Context;
+}
+
+export type RouteHandler = (request: HttpRequest) => Promise<HttpResult>;
+
+export const json = (
+  statusCode: number,
+  payload: unknown,
+  headers: Record<string, string> = {},
+): HttpResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(payload),
+});
+
+export const errorResult = (error: ClientError): HttpResult =>
+  json(error.status, { error: { code: error.code, message: error.message, details: error.details } });
+
+/** Parses `input` with `schema`, or throws a 400 naming every offending field. */
+export function validate<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw validationError(
+    'the request is not valid',
+    parsed.error.issues.map((issue) => ({
+      field: issue.path.length > 0 ? issue.path.join('.') : describeUnknownKeys(issue) || '(body)',
+      message: issue.message,
+    })),
+  );
+}
+
+function describeUnknownKeys(issue: z.core.$ZodIssue): string {
+  return issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '';
+}
+
+function readBody(event: APIGatewayProxyEventV2): unknown {
+  if (event.body === undefined || event.body === null || event.body === '') return undefined;
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+  if (raw.length > MAX_BODY_BYTES) {
+    throw new ClientError(
+      413,
+      'PAYLOAD_TOO_LARGE',
+      `the body is ${raw.length} bytes; at most ${MAX_BODY_BYTES}`,
+    );
+  }
+  const contentType = (event.headers?.['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (contentType !== 'application/json' && !contentType.endsWith('+json')) {
+    throw new ClientError(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'the body must be JSON (content-type: application/json)',
+    );
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw validationError('the body is not valid JSON', [{ field: '(body)', message: 'malformed JSON' }]);
+  }
+}
+
+/**
+ * The HTTP edge of a service: routes an API Gateway v2 event by its route key,
+ * parses and bounds the body, and answers every failure in the contract's
+ * error shape. Only a fault of ours becomes a 5xx, logged with its stack.
+ */
+export function httpHandler(routes: Record<string, RouteHandler>) {
+  return async (event: APIGatewayProxyEventV2, context: Context): Promise<HttpResult> => {
+    const correlationId =
+      event.headers?.['x-correlation-id'] || event.requestContext?.requestId || context.awsRequestId;
+    logger.appendKeys({ correlationId, route: event.routeKey });
+    const withCorrelation = (result: HttpResult): HttpResult => ({
+      ...result,
+      headers: { ...result.headers, 'x-correlation-id': correlationId },
+    });
+    try {
+      const route = routes[event.routeKey];
+      if (!route) throw new ClientError(404, 'NOT_FOUND', `no route ${event.routeKey}`);
+      const request: HttpRequest = {
+        routeKey: event.routeKey,
+        path: event.rawPath,
+        pathParameters: event.pathParameters ?? {},
+        headers: event.headers ?? {},
+        body: readBody(event),
+        correlationId,
+        now: new Date(),
+        context,
+      };
+      return withCorrelation(await route(request));
+    } catch (error) {
+      if (error instanceof ClientError) return withCorrelation(errorResult(error));
+      logger.error('request failed', error as Error);
+      return withCorrelation(
+        json(500, {
+          error: { code: 'INTERNAL_ERROR', message: 'the request could not be completed', details: [] },
+        }),
+      );
+    } finally {
+      logger.removeKeys(['correlationId', 'route']);
+    }
+  };
+}
+
+/** Routes with a JSON body reject an empty one the same way as a wrong one. */
+export const requireBody = (request: HttpRequest): unknown => {
+  if (request.body === undefined) {
+    throw validationError('a JSON body is required', [{ field: '(body)', message: 'missing' }]);
+  }
+  return request.body;
+};
+
+/** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);

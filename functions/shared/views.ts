@@ -1,0 +1,127 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { documents } from './aws';
+import { logger } from './powertools';
+
+/** Read models live in a service's views table, keyed by `id`. */
+export async function readView<T>(tableName: string, id: string): Promise<T | undefined> {
+  const result = await documents.send(new GetCommand({ TableName: tableName, Key: { id } }));
+  return result.Item as T | undefined;
+}
+
+/**
+ * Writes `attributes` to a view item only if `version` is newer than the one
+ * it holds under `versionAttribute`. Every stored event carries the whole
+ * state after it, so a projector writes that state with this guard: a repeated
+ * or late record then changes nothing, whatever order batches come in.
+ * `remove` names attributes to drop in the same write. Returns whether it wrote.
+ */
+export async function upsertView(
+  tableName: string,
+  id: string,
+  versionAttribute: string,
+  version: number,
+  attributes: Record<string, unknown>,
+  remove: readonly string[] = [],
+): Promise<boolean> {
+  const names: Record<string, string> = { '#v': versionAttribute };
+  const values: Record<string, unknown> = { ':v': version };
+  const sets = ['#v = :v'];
+  Object.entries(attributes).forEach(([name, value], i) => {
+    names[`#a${i}`] = name;
+    values[`:a${i}`] = value;
+    sets.push(`#a${i} = :a${i}`);
+  });
+  const removes = remove.map((name, i) => {
+    names[`#r${i}`] = name;
+    return `#r${i}`;
+  });
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { id },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: 'attribute_not_exists(#v) OR #v < :v',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** An event item as the table stream delivers it (NEW_IMAGE). */
+export interface EventRecord {
+  readonly aggregateId: string;
+  readonly aggregateType: string;
+  readonly version: number;
+  readonly type: string;
+  readonly schemaVersion: number;
+  readonly data: Record<string, unknown>;
+  readonly eventId: string;
+  readonly occurredAt: string;
+  readonly correlationId?: string;
+  readonly state?: unknown;
+  readonly foldVersion?: number;
+}
+
+export const eventOf = (record: DynamoDBRecord): EventRecord | undefined =>
+  record.eventName === 'INSERT' && record.dynamodb?.NewImage
+    ? (unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord)
+    : undefined;
+
+/**
+ * The shell of every projector: keeps only the newest event of each
+ * aggregate in the batch (its state supersedes the others'), projects them
+ * concurrently, and reports the first record of each aggregate that failed so
+ * that the stream retries from there (ReportBatchItemFailures).
+ */
+export function projector(project: (event: EventRecord) => Promise<void>) {
+  return async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+    const newest = new Map<string, EventRecord>();
+    const firstRecord = new Map<string, string>();
+    for (const record of stream.Records) {
+      const event = eventOf(record);
+      if (!event) continue;
+      const seen = newest.get(event.aggregateId);
+      if (!seen || seen.version < event.version) newest.set(event.aggregateId, event);
+      if (!firstRecord.has(event.aggregateId))
+        firstRecord.set(event.aggregateId, record.dynamodb!.SequenceNumber!);
+    }
+    const failures: { itemIdentifier: string }[] = [];
+    await Promise.all(
+      [...newest.values()].map(async (event) => {
+        try {
+          await project(event);
+        } catch (error) {
+          logger.error('projection failed', { aggregateId: event.aggregateId, error: error as Error });
+          failures.push({ itemIdentifier: firstRecord.get(event.aggregateId)! });
+        }
+      }),
+    );
+    return { batchItemFailures: failures };
+  };
+}
+
+/**
+ * Answers a GET from its read model, stripped of the projection's bookkeeping;
+ * an aggregate not projected yet is answered by `fallback` from the event
+ * store, so a client reads its own write at once.
+ */
+export async function readModel<V>(
+  tableName: string,
+  id: string,
+  fallback: () => Promise<V | undefined>,
+): Promise<V | undefined> {
+  const item = await readView<Record<string, unknown>>(tableName, id);
+  if (!item) return fallback();
+  const { id: _id, version: _version, ...view } = item;
+  return view as V;
+}
