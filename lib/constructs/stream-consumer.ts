@@ -1,0 +1,36 @@
+import { Duration, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_sqs as sqs } from 'aws-cdk-lib';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Construct } from 'constructs';
+
+/** A dead-letter queue: encrypted, TLS only, kept 14 days for inspection and redrive. */
+export class DeadLetterQueue extends Construct {
+  readonly queue: sqs.Queue;
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.queue = new sqs.Queue(this, 'Queue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+  }
+}
+
+/**
+ * Feeds a table's stream to a function the way every consumer here is fed:
+ * from the start of the stream, partial batch failures reported, a failing
+ * batch bisected to isolate the bad record, bounded retries, and the
+ * records that still fail sent to a dead-letter queue.
+ */
+export function consumeStream(fn: lambda.IFunction, table: dynamodb.Table, deadLetters: sqs.IQueue) {
+  fn.addEventSource(
+    new DynamoEventSource(table, {
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      batchSize: 100,
+      bisectBatchOnError: true,
+      retryAttempts: 5,
+      maxRecordAge: Duration.hours(1),
+      reportBatchItemFailures: true,
+      onFailure: new SqsDlq(deadLetters),
+    }),
+  );
+}

@@ -1,0 +1,53 @@
+import { aws_apigatewayv2 as apigw, aws_dynamodb as dynamodb } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
+import { addRoutes } from '../constructs/http-routes';
+import { ServiceFunction } from '../constructs/service-function';
+import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import type { StageConfig } from '../stage-config';
+
+export interface ServiceProps {
+  readonly config: StageConfig;
+  readonly httpApi: apigw.HttpApi;
+  readonly idempotencyTable: dynamodb.Table;
+}
+
+/** Customers and their credit. */
+export class AccountsService extends Construct {
+  readonly events: dynamodb.Table;
+  readonly views: dynamodb.Table;
+  readonly deadLetters: DeadLetterQueue;
+
+  constructor(scope: Construct, id: string, { config, httpApi, idempotencyTable }: ServiceProps) {
+    super(scope, id);
+    this.events = new EventStoreTable(this, 'Events', config).table;
+    this.views = new ViewsTable(this, 'Views', config).table;
+    this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
+
+    const api = new ServiceFunction(this, 'Api', {
+      entry: 'accounts/handlers/api.ts',
+      service: 'accounts',
+      config,
+      description: 'Accounts HTTP API: register and read customers',
+      environment: {
+        ACCOUNTS_TABLE: this.events.tableName,
+        VIEWS_TABLE: this.views.tableName,
+        IDEMPOTENCY_TABLE: idempotencyTable.tableName,
+      },
+    }).fn;
+    this.events.grantReadWriteData(api);
+    this.views.grantReadData(api);
+    idempotencyTable.grantReadWriteData(api);
+    addRoutes(httpApi, api, ['POST /customers', 'GET /customers/{customerId}']);
+
+    const projector = new ServiceFunction(this, 'Projector', {
+      entry: 'accounts/handlers/projector.ts',
+      service: 'accounts',
+      config,
+      description: 'Projects customers into their read model',
+      environment: { VIEWS_TABLE: this.views.tableName },
+    }).fn;
+    this.views.grantReadWriteData(projector);
+    consumeStream(projector, this.events, this.deadLetters.queue);
+  }
+}

@@ -1,0 +1,84 @@
+import { aws_dynamodb as dynamodb, aws_events as events, aws_events_targets as targets } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
+import { addRoutes } from '../constructs/http-routes';
+import { ServiceFunction } from '../constructs/service-function';
+import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import type { ServiceProps } from './accounts';
+
+/** Products, their sharded stock, reservations and their expiry. */
+export class InventoryService extends Construct {
+  readonly events: dynamodb.Table;
+  readonly views: dynamodb.Table;
+  readonly deadLetters: DeadLetterQueue;
+  /** What every function issuing inventory commands needs in its environment. */
+  readonly commandEnvironment: Record<string, string>;
+
+  constructor(scope: Construct, id: string, { config, httpApi, idempotencyTable }: ServiceProps) {
+    super(scope, id);
+    this.events = new EventStoreTable(this, 'Events', config).table;
+    this.views = new ViewsTable(this, 'Views', config).table;
+    // Sparse: only reservations still held carry `expiryPartition`.
+    this.views.addGlobalSecondaryIndex({
+      indexName: 'byExpiry',
+      partitionKey: { name: 'expiryPartition', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'expiresAt', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+    this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
+    this.commandEnvironment = {
+      INVENTORY_TABLE: this.events.tableName,
+      RESERVATION_TTL_SECONDS: String(config.reservationTtl.toSeconds()),
+      STOCK_UNITS_PER_SHARD: String(config.stockUnitsPerShard),
+      MAX_STOCK_SHARDS: String(config.maxStockShards),
+    };
+
+    const api = new ServiceFunction(this, 'Api', {
+      entry: 'inventory/handlers/api.ts',
+      service: 'inventory',
+      config,
+      description: 'Inventory HTTP API: products, reservations, restock',
+      environment: {
+        ...this.commandEnvironment,
+        VIEWS_TABLE: this.views.tableName,
+        IDEMPOTENCY_TABLE: idempotencyTable.tableName,
+      },
+    }).fn;
+    this.events.grantReadWriteData(api);
+    this.views.grantReadData(api);
+    idempotencyTable.grantReadWriteData(api);
+    addRoutes(httpApi, api, [
+      'POST /products',
+      'GET /products/{productId}',
+      'POST /products/{productId}/reservations',
+      'DELETE /products/{productId}/reservations/{reservationId}',
+      'POST /products/{productId}/restock',
+    ]);
+
+    const projector = new ServiceFunction(this, 'Projector', {
+      entry: 'inventory/handlers/projector.ts',
+      service: 'inventory',
+      config,
+      description: 'Projects products, stock shards and held reservations into read models',
+      environment: { VIEWS_TABLE: this.views.tableName },
+    }).fn;
+    this.views.grantReadWriteData(projector);
+    consumeStream(projector, this.events, this.deadLetters.queue);
+
+    const expirer = new ServiceFunction(this, 'Expirer', {
+      entry: 'inventory/handlers/expirer.ts',
+      service: 'inventory',
+      config,
+      description: 'Expires reservations past expiresAt and gives their stock back',
+      environment: { ...this.commandEnvironment, VIEWS_TABLE: this.views.tableName },
+      timeout: config.expirySweepInterval,
+    }).fn;
+    this.events.grantReadWriteData(expirer);
+    this.views.grantReadData(expirer);
+    new events.Rule(this, 'ExpirySweep', {
+      description: 'Runs the reservation expiry sweeper',
+      schedule: events.Schedule.rate(config.expirySweepInterval),
+      targets: [new targets.LambdaFunction(expirer, { retryAttempts: 2 })],
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { aws_dynamodb as dynamodb } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
+import { addRoutes } from '../constructs/http-routes';
+import { ServiceFunction } from '../constructs/service-function';
+import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import type { AccountsService, ServiceProps } from './accounts';
+import type { InventoryService } from './inventory';
+
+export interface OrdersServiceProps extends ServiceProps {
+  readonly accounts: AccountsService;
+  readonly inventory: InventoryService;
+}
+
+/** Orders: placement (which starts the saga through `OrderPlaced`) and reading. */
+export class OrdersService extends Construct {
+  readonly events: dynamodb.Table;
+  readonly views: dynamodb.Table;
+  readonly deadLetters: DeadLetterQueue;
+
+  constructor(scope: Construct, id: string, props: OrdersServiceProps) {
+    super(scope, id);
+    const { config, httpApi, idempotencyTable, accounts, inventory } = props;
+    this.events = new EventStoreTable(this, 'Events', config).table;
+    this.views = new ViewsTable(this, 'Views', config).table;
+    this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
+
+    const api = new ServiceFunction(this, 'Api', {
+      entry: 'orders/handlers/api.ts',
+      service: 'orders',
+      config,
+      description: 'Orders HTTP API: place and read orders',
+      environment: {
+        ORDERS_TABLE: this.events.tableName,
+        VIEWS_TABLE: this.views.tableName,
+        IDEMPOTENCY_TABLE: idempotencyTable.tableName,
+        ACCOUNTS_TABLE: accounts.events.tableName,
+        ...inventory.commandEnvironment,
+        SAGA_DEADLINE_SECONDS: String(config.sagaDeadline.toSeconds()),
+      },
+    }).fn;
+    this.events.grantReadWriteData(api);
+    this.views.grantReadData(api);
+    idempotencyTable.grantReadWriteData(api);
+    // Placing an order checks the customer and prices the products from their event stores.
+    accounts.events.grantReadData(api);
+    inventory.events.grantReadData(api);
+    addRoutes(httpApi, api, ['POST /orders', 'GET /orders/{orderId}']);
+
+    const projector = new ServiceFunction(this, 'Projector', {
+      entry: 'orders/handlers/projector.ts',
+      service: 'orders',
+      config,
+      description: 'Projects orders into their read model',
+      environment: { VIEWS_TABLE: this.views.tableName },
+    }).fn;
+    this.views.grantReadWriteData(projector);
+    consumeStream(projector, this.events, this.deadLetters.queue);
+  }
+}
