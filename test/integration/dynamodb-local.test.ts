@@ -1,0 +1,143 @@
+// Starts its own DynamoDB Local (independent of the integration globalSetup)
+// and checks that it listens on 127.0.0.1 only, serves tables with streams,
+// and is gone after stop().
+import { readFileSync } from 'node:fs';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
+
+const LISTEN = '0A';
+// The first run fetches the jars with Maven; a cold JVM start takes a few seconds.
+const START_TIMEOUT_MS = 180_000;
+
+/** Local addresses (hex, as in /proc/net/tcp*) of sockets listening on `port`. */
+function listeners(port: number): { file: string; address: string }[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const found: { file: string; address: string }[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue; // no IPv6 on this machine
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const local = fields[1];
+      if (!local || fields[3] !== LISTEN) continue;
+      const [address, portHex] = local.split(':');
+      if (portHex === hexPort && address) found.push({ file, address });
+    }
+  }
+  return found;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+describe('DynamoDB Local', () => {
+  let ddb: DynamoDbLocal | undefined;
+
+  afterAll(async () => {
+    await ddb?.stop();
+  });
+
+  it(
+    'starts on a free port bound to 127.0.0.1 only',
+    async () => {
+      ddb = await startDynamoDbLocal();
+      expect(ddb.port).toBeGreaterThan(0);
+      expect(ddb.endpoint).toBe(`http://127.0.0.1:${ddb.port}`);
+      expect(isAlive(ddb.pid)).toBe(true);
+
+      const sockets = listeners(ddb.port);
+      // 127.0.0.1 in /proc/net/tcp is 0100007F (little-endian); the IPv4-mapped
+      // form in tcp6 would be 0000000000000000FFFF00000100007F.
+      expect(sockets).toEqual([{ file: '/proc/net/tcp', address: '0100007F' }]);
+      expect(sockets.some((s) => /^0+$/.test(s.address))).toBe(false);
+    },
+    START_TIMEOUT_MS,
+  );
+
+  it('serves a table with a NEW_AND_OLD_IMAGES stream', async () => {
+    if (!ddb) throw new Error('DynamoDB Local did not start');
+    const config = {
+      endpoint: ddb.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    };
+    const client = new DynamoDBClient(config);
+    const streams = new DynamoDBStreamsClient(config);
+    try {
+      const created = await client.send(
+        new CreateTableCommand({
+          TableName: 'dynamodb-local-test',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        }),
+      );
+      const streamArn = created.TableDescription?.LatestStreamArn;
+      expect(streamArn).toBeDefined();
+      const table = await client.send(new DescribeTableCommand({ TableName: 'dynamodb-local-test' }));
+      expect(table.Table?.StreamSpecification?.StreamViewType).toBe('NEW_AND_OLD_IMAGES');
+
+      await client.send(
+        new PutItemCommand({
+          TableName: 'dynamodb-local-test',
+          Item: { pk: { S: 'order#1' }, status: { S: 'PLACED' } },
+        }),
+      );
+
+      const stream = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+      const shardId = stream.StreamDescription?.Shards?.[0]?.ShardId;
+      expect(shardId).toBeDefined();
+      const iterator = await streams.send(
+        new GetShardIteratorCommand({
+          StreamArn: streamArn,
+          ShardId: shardId,
+          ShardIteratorType: 'TRIM_HORIZON',
+        }),
+      );
+      const { Records } = await streams.send(
+        new GetRecordsCommand({ ShardIterator: iterator.ShardIterator }),
+      );
+      expect(Records).toHaveLength(1);
+      const record = Records?.[0];
+      expect(record?.eventName).toBe('INSERT');
+      expect(record?.dynamodb?.StreamViewType).toBe('NEW_AND_OLD_IMAGES');
+      expect(record?.dynamodb?.Keys).toEqual({ pk: { S: 'order#1' } });
+      expect(record?.dynamodb?.NewImage).toEqual({ pk: { S: 'order#1' }, status: { S: 'PLACED' } });
+      expect(record?.dynamodb?.OldImage).toBeUndefined();
+    } finally {
+      client.destroy();
+      streams.destroy();
+    }
+  });
+
+  it('stop() ends the JVM and frees the port', async () => {
+    if (!ddb) throw new Error('DynamoDB Local did not start');
+    const { pid, port } = ddb;
+    await ddb.stop();
+    await ddb.stop(); // idempotent
+    expect(isAlive(pid)).toBe(false);
+    expect(listeners(port)).toEqual([]);
+  });
+});
