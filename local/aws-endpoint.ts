@@ -1,0 +1,185 @@
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The one AWS endpoint the local functions see (AWS_ENDPOINT_URL). AWS's JSON
+ * protocols name the operation in `X-Amz-Target`: DynamoDB and DynamoDB
+ * Streams calls are passed to DynamoDB Local untouched (and their writes
+ * observed, to wake the stream pollers at once); other services are served by
+ * the local implementations registered here. An operation nobody serves is
+ * answered with an error, never forwarded to AWS.
+ */
+export type ServiceHandler = (operation: string, input: Record<string, unknown>) => Promise<unknown>;
+
+export type WriteObserver = (
+  tableNames: readonly string[],
+  operation: string,
+  input: Record<string, unknown>,
+) => void;
+
+const WRITE_OPERATIONS = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+  'ExecuteStatement',
+  'BatchExecuteStatement',
+  'ExecuteTransaction',
+]);
+
+/** The tables a DynamoDB write touches, read from its input. */
+export function tablesWritten(operation: string, input: Record<string, unknown>): string[] {
+  switch (operation) {
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [String(input.TableName)];
+    case 'BatchWriteItem':
+      return Object.keys((input.RequestItems as Record<string, unknown>) ?? {});
+    case 'TransactWriteItems':
+      return [
+        ...new Set(
+          ((input.TransactItems as Record<string, { TableName?: string }>[]) ?? []).flatMap((item) =>
+            Object.values(item).map((op) => String(op.TableName)),
+          ),
+        ),
+      ];
+    default:
+      // PartiQL: the table is inside the statement; wake every poller.
+      return ['*'];
+  }
+}
+
+export class AwsEndpoint {
+  private server?: Server;
+  private readonly services = new Map<string, ServiceHandler>();
+  private readonly writeObservers: WriteObserver[] = [];
+  private readonly admin = new Map<string, () => unknown>();
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  port = 0;
+
+  constructor(private readonly dynamoPort: number) {}
+
+  /** Serves every operation whose target starts with `prefix` (e.g. `AWSEvents.`). */
+  register(prefix: string, handler: ServiceHandler) {
+    this.services.set(prefix, handler);
+  }
+
+  /** A GET path answering the local cloud's own state (wiring, counters) as JSON. */
+  serveAdmin(path: string, answer: () => unknown) {
+    this.admin.set(path, answer);
+  }
+
+  onWrite(observer: WriteObserver) {
+    this.writeObservers.push(observer);
+  }
+
+  get url() {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(port = 0) {
+    this.server = createServer((req, res) => {
+      const target = String(req.headers['x-amz-target'] ?? '');
+      const admin = req.method === 'GET' ? this.admin.get(req.url ?? '') : undefined;
+      if (admin) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(admin()));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (target.startsWith('DynamoDB_20120810.') || target.startsWith('DynamoDBStreams_20120810.')) {
+          this.forwardToDynamo(req, body, (status, headers, payload) => {
+            res.writeHead(status, headers).end(payload);
+            const operation = target.slice(target.indexOf('.') + 1);
+            if (status === 200 && WRITE_OPERATIONS.has(operation)) this.notifyWrite(operation, body);
+          });
+          return;
+        }
+        this.serve(target, body).then(
+          (output) => {
+            res
+              .writeHead(200, { 'content-type': 'application/x-amz-json-1.1' })
+              .end(JSON.stringify(output ?? {}));
+          },
+          (error: Error & { code?: string; status?: number }) => {
+            res
+              .writeHead(error.status ?? 400, { 'content-type': 'application/x-amz-json-1.1' })
+              .end(JSON.stringify({ __type: error.code ?? 'ValidationException', message: error.message }));
+          },
+        );
+      });
+    });
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private async serve(target: string, body: Buffer) {
+    const dot = target.indexOf('.');
+    const handler = this.services.get(target.slice(0, dot + 1));
+    if (!handler) {
+      throw Object.assign(new Error(`${target || 'this request'} is not served by the local cloud`), {
+        code: 'UnknownOperationException',
+      });
+    }
+    return handler(target.slice(dot + 1), body.length ? JSON.parse(body.toString('utf8')) : {});
+  }
+
+  private forwardToDynamo(
+    req: IncomingMessage,
+    body: Buffer,
+    reply: (status: number, headers: Record<string, string>, payload: Buffer) => void,
+  ) {
+    const upstream = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: this.dynamoPort,
+        method: req.method,
+        path: req.url,
+        headers: {
+          ...req.headers,
+          host: `127.0.0.1:${this.dynamoPort}`,
+          'content-length': String(body.length),
+        },
+        agent: this.agent,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(response.headers)) {
+            if (v !== undefined && k !== 'transfer-encoding' && k !== 'connection') headers[k] = String(v);
+          }
+          reply(response.statusCode ?? 500, headers, Buffer.concat(chunks));
+        });
+      },
+    );
+    upstream.on('error', (error) => {
+      reply(
+        500,
+        { 'content-type': 'application/x-amz-json-1.0' },
+        Buffer.from(JSON.stringify({ __type: 'InternalServerError', message: error.message })),
+      );
+    });
+    upstream.end(body);
+  }
+
+  private notifyWrite(operation: string, body: Buffer) {
+    if (this.writeObservers.length === 0) return;
+    const input = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    const tables = tablesWritten(operation, input);
+    for (const observer of this.writeObservers) observer(tables, operation, input);
+  }
+
+  async stop() {
+    this.agent.destroy();
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server!.close(resolve));
+  }
+}

@@ -1,0 +1,197 @@
+import { join } from 'node:path';
+import { readAssembly, resolver } from './assembly';
+import { AwsEndpoint } from './aws-endpoint';
+import { DynamoJsonClient } from './dynamo-client';
+import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from './dynamodb';
+import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
+import { LocalHttpApi, routeSpecs } from './http-api';
+import { functionSpecs, LambdaRuntime } from './lambda/runtime';
+import { CACHE_DIR } from './maven';
+import { LocalQueues } from './queues';
+import { mappingSpecs, StreamPoller } from './streams';
+import { PROJECT_ROOT, synthesize } from './synth';
+import { createTables } from './tables';
+import { Telemetry } from './telemetry';
+
+export interface LocalCloudOptions {
+  /** Port of the HTTP API on 127.0.0.1 (0 picks a free one). */
+  readonly port?: number;
+  readonly stage?: string;
+  /** Extra CDK context, e.g. a short `reservationTtlSeconds` for tests. */
+  readonly context?: Record<string, string>;
+  /** Where the cloud assembly is synthesized; default cdk.out. */
+  readonly assemblyDir?: string;
+  /** Fires every scheduled rule at this interval instead of its own rate. */
+  readonly scheduleIntervalMs?: number;
+  /** Where function logs, dead letters and DynamoDB Local's files go. */
+  readonly workDir?: string;
+  /** Also print function logs to this process's output. */
+  readonly echoFunctionLogs?: boolean;
+  readonly log?: (message: string) => void;
+}
+
+/** Resource types the local cloud knows it needs no local counterpart for (IAM, logs, API plumbing). */
+export const NOT_RUN_LOCALLY = new Set([
+  'AWS::IAM::Role',
+  'AWS::IAM::Policy',
+  'AWS::Lambda::Permission',
+  'AWS::Logs::LogGroup',
+  'AWS::SQS::QueuePolicy',
+  'AWS::ApiGatewayV2::Api',
+  'AWS::ApiGatewayV2::Stage',
+  'AWS::ApiGatewayV2::Integration',
+  'AWS::CDK::Metadata',
+]);
+
+export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
+
+/**
+ * Runs the synthesized app on this machine: DynamoDB Local for the tables,
+ * a worker-thread sandbox per function, the HTTP API, stream pollers for
+ * the event source mappings, and EventBridge for the rules — all read from
+ * the cloud assembly, all on 127.0.0.1.
+ */
+export async function startLocalCloud(options: LocalCloudOptions = {}) {
+  const log = options.log ?? ((m: string) => console.log(`[local] ${m}`));
+  const workDir = options.workDir ?? join(CACHE_DIR, 'run');
+  const context = { stage: options.stage ?? 'dev', ...options.context };
+  const started = performance.now();
+  const stoppers: (() => Promise<void> | void)[] = [];
+  const stop = async () => {
+    for (const s of stoppers.reverse()) await s();
+    stoppers.length = 0;
+  };
+
+  try {
+    installDynamoDbLocal();
+    const [dynamoLocal, assemblyDir] = await Promise.all([
+      startDynamoDbLocal(),
+      Promise.resolve().then(() =>
+        synthesize(options.assemblyDir ?? join(PROJECT_ROOT, 'cdk.out'), context, log),
+      ),
+    ]);
+    stoppers.push(() => (dynamoLocal as DynamoDbLocal).stop());
+    const assembly = readAssembly(assemblyDir);
+
+    const unknown = Object.entries(assembly.template.Resources).filter(
+      ([, r]) => !NOT_RUN_LOCALLY.has(r.Type) && !RUN_LOCALLY.has(r.Type),
+    );
+    if (unknown.length > 0) {
+      throw new Error(
+        `the local cloud cannot run ${unknown.map(([id, r]) => `${id} (${r.Type})`).join(', ')}`,
+      );
+    }
+
+    const dynamo = new DynamoJsonClient(dynamoLocal.port);
+    stoppers.push(() => dynamo.close());
+    const tables = await createTables(assembly, resolver(assembly), dynamo);
+    const resolve = resolver(
+      assembly,
+      new Map([...tables].flatMap(([id, t]) => (t.streamArn ? [[id, t.streamArn] as const] : []))),
+    );
+
+    const endpoint = new AwsEndpoint(dynamoLocal.port);
+    await endpoint.start();
+    stoppers.push(() => endpoint.stop());
+
+    const runtime = new LambdaRuntime(
+      functionSpecs(assembly, resolve, {
+        AWS_ENDPOINT_URL: endpoint.url,
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+        // No X-Ray daemon runs locally: traces would only be dropped.
+        POWERTOOLS_TRACE_ENABLED: 'false',
+        AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+      }),
+      join(workDir, 'logs'),
+      options.echoFunctionLogs ?? false,
+    );
+    stoppers.push(() => runtime.stop());
+    const telemetry = new Telemetry(tables);
+    runtime.onInvocation((r) => telemetry.invocation(r));
+
+    const queues = new LocalQueues(assembly, join(workDir, 'dead-letters'));
+    const pollers = mappingSpecs(assembly, resolve, tables, runtime).map(
+      (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
+    );
+    endpoint.onWrite((tableNames, operation, input) => {
+      telemetry.write(tableNames, operation, input);
+      for (const poller of pollers) {
+        if (tableNames.includes(poller.spec.tableLogicalId) || tableNames.includes('*')) poller.poke();
+      }
+    });
+
+    const bus = new LocalEventBridge(
+      assembly,
+      ruleSpecs(assembly, resolve),
+      {
+        lambda: async (arn, input) => {
+          await runtime.invoke(runtime.functionIdOf(arn), input);
+        },
+        sqs: (arn, input) => queues.send(arn, input),
+      },
+      log,
+    );
+    endpoint.register('AWSEvents.', (operation, input) => bus.handle(operation, input));
+    stoppers.push(async () => {
+      bus.stop();
+      await bus.drain();
+    });
+
+    const api = new LocalHttpApi(routeSpecs(assembly, resolve, runtime), runtime, log);
+    api.onRequest((r) => telemetry.request(r));
+
+    await runtime.warmAll();
+    for (const poller of pollers) poller.start();
+    stoppers.push(() => Promise.all(pollers.map((p) => p.stop())).then(() => undefined));
+    bus.startSchedules(options.scheduleIntervalMs);
+    await api.start(options.port ?? 3000);
+    stoppers.push(() => api.stop());
+
+    const wiring = {
+      functions: [...runtime.specs.keys()],
+      routes: api.routeKeys,
+      tables: [...tables.keys()],
+      eventSourceMappings: pollers.map((p) => p.spec.logicalId),
+      rules: bus.rules.map((r) => r.logicalId),
+      queues: queues.arns.map((arn) => arn.split(':').at(-1)!),
+    };
+    endpoint.serveAdmin('/_local/wiring', () => wiring);
+    endpoint.serveAdmin('/_local/stats', () => ({
+      ...telemetry.snapshot(),
+      streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
+      eventBridge: bus.stats,
+      deadLetters: queues.depths(),
+    }));
+    endpoint.serveAdmin('/_local/reset-stats', () => {
+      telemetry.reset();
+      return { reset: true };
+    });
+
+    return {
+      url: `http://127.0.0.1:${api.port}`,
+      awsEndpoint: endpoint.url,
+      dynamoEndpoint: dynamoLocal.endpoint,
+      dynamoPid: dynamoLocal.pid,
+      startupMs: performance.now() - started,
+      wiring,
+      assembly,
+      stats: () => telemetry.snapshot(),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Resource types with a local counterpart. */
+export const RUN_LOCALLY = new Set([
+  'AWS::DynamoDB::Table',
+  'AWS::Lambda::Function',
+  'AWS::Lambda::EventSourceMapping',
+  'AWS::ApiGatewayV2::Route',
+  'AWS::Events::EventBus',
+  'AWS::Events::Rule',
+  'AWS::SQS::Queue',
+]);

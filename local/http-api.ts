@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ACCOUNT, type Assembly, type Resolve, resourcesOfType } from './assembly';
+import { FunctionError, type LambdaRuntime } from './lambda/runtime';
+
+export interface RouteSpec {
+  readonly logicalId: string;
+  readonly routeKey: string;
+  readonly method: string;
+  readonly functionId: string;
+  readonly matcher: RegExp;
+  readonly parameterNames: readonly string[];
+  readonly literalSegments: number;
+}
+
+/** API Gateway's own limit on an HTTP API request body. */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+/** Reads each AWS::ApiGatewayV2::Route and the Lambda its integration targets. */
+export function routeSpecs(assembly: Assembly, resolve: Resolve, runtime: LambdaRuntime): RouteSpec[] {
+  const { Resources } = assembly.template;
+  return resourcesOfType(assembly.template, 'AWS::ApiGatewayV2::Route').map(([logicalId, r]) => {
+    const p = r.Properties ?? {};
+    const routeKey = String(p.RouteKey);
+    const target = p.Target as { 'Fn::Join'?: [string, unknown[]] } | undefined;
+    const integrationRef = target?.['Fn::Join']?.[1]?.find((part) => typeof part === 'object') as
+      | { Ref: string }
+      | undefined;
+    const integration = integrationRef && Resources[integrationRef.Ref];
+    if (integration?.Type !== 'AWS::ApiGatewayV2::Integration') {
+      throw new Error(`route ${routeKey} has no Lambda integration`);
+    }
+    const ip = integration.Properties ?? {};
+    if (ip.IntegrationType !== 'AWS_PROXY' || ip.PayloadFormatVersion !== '2.0') {
+      throw new Error(`route ${routeKey}: only AWS_PROXY integrations with payload 2.0 run locally`);
+    }
+    const functionId = runtime.functionIdOf(String(resolve(ip.IntegrationUri)));
+    const [method, path = ''] = routeKey === '$default' ? ['ANY', '/{proxy+}'] : routeKey.split(' ');
+    const parameterNames: string[] = [];
+    const segments = path.split('/').filter(Boolean);
+    const pattern = segments
+      .map((segment) => {
+        const param = /^\{(.+?)(\+)?\}$/.exec(segment);
+        if (!param) return `/${segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
+        parameterNames.push(param[1]!);
+        return param[2] ? '/(.+)' : '/([^/]+)';
+      })
+      .join('');
+    return {
+      logicalId,
+      routeKey,
+      method: method!,
+      functionId,
+      matcher: new RegExp(`^${pattern || '/'}$`),
+      parameterNames,
+      literalSegments: segments.filter((s) => !s.startsWith('{')).length,
+    };
+  });
+}
+
+export interface RequestRecord {
+  readonly routeKey: string;
+  readonly status: number;
+  readonly durationMs: number;
+}
+
+/**
+ * The HTTP API on 127.0.0.1: matches a request to a route as API Gateway
+ * does (most literal segments first), invokes the route's function with an
+ * API Gateway v2 (payload 2.0) event, and maps its result back to HTTP.
+ */
+export class LocalHttpApi {
+  private server?: Server;
+  private readonly routes: RouteSpec[];
+  private readonly listeners: ((record: RequestRecord) => void)[] = [];
+  port = 0;
+
+  constructor(
+    routes: readonly RouteSpec[],
+    private readonly runtime: LambdaRuntime,
+    private readonly log: (message: string) => void,
+  ) {
+    this.routes = [...routes].sort((a, b) => b.literalSegments - a.literalSegments);
+  }
+
+  get routeKeys(): string[] {
+    return this.routes.map((r) => r.routeKey);
+  }
+
+  onRequest(listener: (record: RequestRecord) => void) {
+    this.listeners.push(listener);
+  }
+
+  async start(port: number) {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private match(method: string, path: string) {
+    for (const route of this.routes) {
+      if (route.method !== 'ANY' && route.method !== method) continue;
+      const m = route.matcher.exec(path);
+      if (!m) continue;
+      const pathParameters = Object.fromEntries(
+        route.parameterNames.map((name, i) => [name, decodeURIComponent(m[i + 1]!)]),
+      );
+      return { route, pathParameters };
+    }
+    return undefined;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    const started = performance.now();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_REQUEST_BYTES) {
+        return this.reply(res, started, 'TOO_LARGE', 413, { message: 'Request Entity Too Large' });
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const method = req.method ?? 'GET';
+    const found = this.match(method, url.pathname);
+    if (!found) return this.reply(res, started, 'NOT_FOUND', 404, { message: 'Not Found' });
+    const { route, pathParameters } = found;
+    const event = this.eventFor(req, url, Buffer.concat(chunks), route, pathParameters);
+    let result: unknown;
+    try {
+      result = await this.runtime.invoke(route.functionId, event);
+    } catch (error) {
+      const e = error as Error;
+      this.log(
+        `${route.routeKey}: ${e instanceof FunctionError ? `${e.errorType}: ${e.message}` : e.message}`,
+      );
+      return this.reply(res, started, route.routeKey, 500, { message: 'Internal Server Error' });
+    }
+    this.send(res, started, route.routeKey, result);
+  }
+
+  private eventFor(
+    req: IncomingMessage,
+    url: URL,
+    body: Buffer,
+    route: RouteSpec,
+    pathParameters: Record<string, string>,
+  ) {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined && name !== 'cookie')
+        headers[name] = Array.isArray(value) ? value.join(',') : value;
+    }
+    const query: Record<string, string> = {};
+    for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+    const contentType = headers['content-type'] ?? '';
+    const textual = /^(text\/|application\/(json|xml|x-www-form-urlencoded|[\w.+-]+\+json))/.test(
+      contentType,
+    );
+    const now = new Date();
+    return {
+      version: '2.0',
+      routeKey: route.routeKey,
+      rawPath: url.pathname,
+      rawQueryString: url.search.slice(1),
+      ...(req.headers.cookie ? { cookies: req.headers.cookie.split('; ') } : {}),
+      headers,
+      ...(url.search ? { queryStringParameters: query } : {}),
+      requestContext: {
+        accountId: ACCOUNT,
+        apiId: 'local',
+        domainName: headers.host ?? '127.0.0.1',
+        domainPrefix: 'local',
+        http: {
+          method: req.method,
+          path: url.pathname,
+          protocol: `HTTP/${req.httpVersion}`,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: headers['user-agent'] ?? '',
+        },
+        requestId: randomUUID(),
+        routeKey: route.routeKey,
+        stage: '$default',
+        time: now.toISOString(),
+        timeEpoch: now.getTime(),
+      },
+      ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
+      ...(body.length ? { body: textual ? body.toString('utf8') : body.toString('base64') } : {}),
+      isBase64Encoded: body.length > 0 && !textual,
+    };
+  }
+
+  /** Maps a payload 2.0 result as API Gateway does, including a bare value meaning 200 JSON. */
+  private send(res: ServerResponse, started: number, routeKey: string, result: unknown) {
+    const structured =
+      result !== null && typeof result === 'object' && 'statusCode' in (result as Record<string, unknown>);
+    if (!structured) return this.reply(res, started, routeKey, 200, result);
+    const r = result as {
+      statusCode: number;
+      headers?: Record<string, string>;
+      body?: string;
+      isBase64Encoded?: boolean;
+      cookies?: string[];
+    };
+    const body =
+      r.body === undefined ? Buffer.alloc(0) : Buffer.from(r.body, r.isBase64Encoded ? 'base64' : 'utf8');
+    res.writeHead(r.statusCode, {
+      ...(r.headers ?? {}),
+      ...(r.cookies ? { 'set-cookie': r.cookies } : {}),
+      'content-length': body.length,
+    });
+    res.end(body);
+    this.record(routeKey, r.statusCode, started);
+  }
+
+  private reply(res: ServerResponse, started: number, routeKey: string, status: number, payload: unknown) {
+    const body = Buffer.from(JSON.stringify(payload));
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+    this.record(routeKey, status, started);
+  }
+
+  private record(routeKey: string, status: number, started: number) {
+    const record = { routeKey, status, durationMs: performance.now() - started };
+    for (const listener of this.listeners) listener(record);
+  }
+
+  async stop() {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server!.close(resolve));
+  }
+}

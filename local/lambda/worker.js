@@ -1,0 +1,44 @@
+// One function's sandbox: a worker thread whose process.env is the function's
+// environment, which loads the bundled handler once and runs invocations sent
+// by the parent. Plain CommonJS so that it starts without a TypeScript loader.
+const { parentPort, workerData } = require('node:worker_threads');
+const { join } = require('node:path');
+
+const { codeDir, handler: handlerSetting } = workerData;
+const dot = handlerSetting.lastIndexOf('.');
+const handlerModule = require(join(codeDir, handlerSetting.slice(0, dot)));
+const handler = handlerModule[handlerSetting.slice(dot + 1)];
+if (typeof handler !== 'function') {
+  throw new Error(`${handlerSetting} is not a function in ${codeDir}`);
+}
+
+function errorPayload(error) {
+  if (error instanceof Error) {
+    return {
+      errorType: error.name,
+      errorMessage: error.message,
+      trace: String(error.stack ?? '').split('\n'),
+    };
+  }
+  return { errorType: 'Error', errorMessage: String(error), trace: [] };
+}
+
+parentPort.on('message', async ({ id, event, context }) => {
+  const deadline = context.deadlineMs;
+  const lambdaContext = {
+    ...context,
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done() {},
+    fail() {},
+    succeed() {},
+  };
+  try {
+    const result = await handler(event, lambdaContext);
+    parentPort.postMessage({ id, result: result === undefined ? null : JSON.stringify(result) });
+  } catch (error) {
+    parentPort.postMessage({ id, error: errorPayload(error) });
+  }
+});
+
+parentPort.postMessage({ ready: true });

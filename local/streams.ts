@@ -1,0 +1,255 @@
+import { type Assembly, type Resolve, resourcesOfType } from './assembly';
+import type { DynamoJsonClient } from './dynamo-client';
+import type { LambdaRuntime } from './lambda/runtime';
+import type { LocalQueues } from './queues';
+import type { LocalTable } from './tables';
+
+interface StreamRecord {
+  eventID: string;
+  eventName: string;
+  dynamodb: { SequenceNumber: string; ApproximateCreationDateTime?: number; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export interface MappingSpec {
+  readonly logicalId: string;
+  readonly functionId: string;
+  readonly tableLogicalId: string;
+  readonly streamArn: string;
+  readonly batchSize: number;
+  readonly maximumRetryAttempts: number;
+  readonly bisectOnError: boolean;
+  readonly reportBatchItemFailures: boolean;
+  readonly onFailureArn?: string;
+  readonly enabled: boolean;
+}
+
+/** Reads every DynamoDB-stream AWS::Lambda::EventSourceMapping of the template. */
+export function mappingSpecs(
+  assembly: Assembly,
+  resolve: Resolve,
+  tables: ReadonlyMap<string, LocalTable>,
+  runtime: LambdaRuntime,
+): MappingSpec[] {
+  return resourcesOfType(assembly.template, 'AWS::Lambda::EventSourceMapping').map(([logicalId, r]) => {
+    const raw = r.Properties ?? {};
+    const source = raw.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
+    const tableLogicalId = source?.['Fn::GetAtt']?.[0];
+    const table = tableLogicalId ? tables.get(tableLogicalId) : undefined;
+    if (!table?.streamArn)
+      throw new Error(`event source mapping ${logicalId} is not on a local table stream`);
+    const p = resolve(raw) as Record<string, unknown>;
+    const destination = (p.DestinationConfig as { OnFailure?: { Destination?: string } } | undefined)
+      ?.OnFailure?.Destination;
+    return {
+      logicalId,
+      functionId: runtime.functionIdOf(String(p.FunctionName)),
+      tableLogicalId: tableLogicalId!,
+      streamArn: table.streamArn,
+      batchSize: Number(p.BatchSize ?? 100),
+      // CloudFormation's -1 (or absent) means retry until the record expires; locally, bounded.
+      maximumRetryAttempts: p.MaximumRetryAttempts === undefined ? 10_000 : Number(p.MaximumRetryAttempts),
+      bisectOnError: p.BisectBatchOnFunctionError === true,
+      reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes(
+        'ReportBatchItemFailures',
+      ),
+      ...(destination ? { onFailureArn: destination } : {}),
+      enabled: p.Enabled !== false,
+    };
+  });
+}
+
+const IDLE_POLL_MS = 500;
+const RETRY_DELAY_MS = 50;
+
+/**
+ * One event source mapping: reads its table's stream from the start, shard by
+ * shard, and invokes the function with batches as Lambda does — partial batch
+ * failures, bisecting a failing batch, bounded retries, and what still fails
+ * sent to the on-failure destination. It polls again as soon as a write to
+ * its table is seen, and otherwise every IDLE_POLL_MS.
+ */
+export class StreamPoller {
+  private stopped = false;
+  private wake?: () => void;
+  /** Each shard's next iterator; null once the shard is closed and read to its end. */
+  private readonly iterators = new Map<string, string | null>();
+  private shardsChanged = true;
+  /** The last sequence number delivered per shard, to resume after an iterator goes stale. */
+  private readonly delivered = new Map<string, string>();
+  private lastError = '';
+  private loop?: Promise<void>;
+  /** Records delivered and batches that ended in the on-failure destination. */
+  readonly stats = { records: 0, batches: 0, failedToDestination: 0 };
+
+  constructor(
+    readonly spec: MappingSpec,
+    private readonly dynamo: DynamoJsonClient,
+    private readonly runtime: LambdaRuntime,
+    private readonly queues: LocalQueues,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  start() {
+    this.loop = this.run();
+  }
+
+  /** A write to this table happened: poll now. */
+  poke() {
+    this.wake?.();
+  }
+
+  async stop() {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run() {
+    while (!this.stopped) {
+      let delivered = 0;
+      try {
+        await this.refreshShards();
+        for (const [shardId, iterator] of this.iterators) {
+          if (iterator === null) continue;
+          delivered += await this.pollShard(shardId, iterator);
+        }
+      } catch (error) {
+        // Report each distinct failure once, not on every poll.
+        const message = (error as Error).message;
+        if (!this.stopped && message !== this.lastError)
+          this.log(`stream ${this.spec.logicalId}: ${message}`);
+        this.lastError = message;
+      }
+      if (delivered === 0 && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, IDLE_POLL_MS);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
+  }
+
+  private async refreshShards() {
+    // Until a shard is open (DynamoDB Local opens one on the first write), look again on every poll.
+    if (!this.shardsChanged && [...this.iterators.values()].some((i) => i !== null)) return;
+    this.shardsChanged = false;
+    const description = await this.dynamo.call<{
+      StreamDescription: {
+        Shards: { ShardId: string; SequenceNumberRange?: { EndingSequenceNumber?: string } }[];
+      };
+    }>('DynamoDBStreams_20120810.DescribeStream', { StreamArn: this.spec.streamArn });
+    for (const shard of description.StreamDescription.Shards) {
+      if (this.iterators.has(shard.ShardId)) continue;
+      this.iterators.set(shard.ShardId, await this.iteratorFor(shard.ShardId));
+    }
+  }
+
+  /** From the start of the shard, or just after the last record delivered from it. */
+  private async iteratorFor(shardId: string): Promise<string> {
+    const after = this.delivered.get(shardId);
+    const { ShardIterator } = await this.dynamo.call<{ ShardIterator: string }>(
+      'DynamoDBStreams_20120810.GetShardIterator',
+      {
+        StreamArn: this.spec.streamArn,
+        ShardId: shardId,
+        ...(after
+          ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+          : { ShardIteratorType: 'TRIM_HORIZON' }),
+      },
+    );
+    return ShardIterator;
+  }
+
+  private async pollShard(shardId: string, iterator: string): Promise<number> {
+    let page: { Records: StreamRecord[]; NextShardIterator?: string };
+    try {
+      page = await this.dynamo.call('DynamoDBStreams_20120810.GetRecords', {
+        ShardIterator: iterator,
+        Limit: this.spec.batchSize,
+      });
+    } catch (error) {
+      // DynamoDB Local invalidates an iterator taken on an empty shard once records arrive; take a fresh one.
+      const code = (error as { code?: string }).code;
+      if (code !== 'TrimmedDataAccessException' && code !== 'ExpiredIteratorException') throw error;
+      this.iterators.set(shardId, await this.iteratorFor(shardId));
+      return 1;
+    }
+    if (page.Records.length > 0 && this.spec.enabled) {
+      await this.deliver(page.Records.map((r) => this.asEvent(r)));
+      this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
+    }
+    // A closed shard has no next iterator; its children are found on the next refresh.
+    this.iterators.set(shardId, page.NextShardIterator ?? null);
+    if (!page.NextShardIterator) this.shardsChanged = true;
+    return page.Records.length;
+  }
+
+  private asEvent(record: StreamRecord) {
+    return { ...record, eventSourceARN: this.spec.streamArn };
+  }
+
+  /** Delivers a batch until it is done: success, partial success, or given up to the destination. */
+  private async deliver(records: StreamRecord[]): Promise<void> {
+    let pending = records;
+    for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
+      let failedFrom: number;
+      try {
+        const result = (await this.runtime.invoke(this.spec.functionId, { Records: pending })) as {
+          batchItemFailures?: { itemIdentifier: string }[];
+        } | null;
+        this.stats.batches++;
+        const failures = this.spec.reportBatchItemFailures ? (result?.batchItemFailures ?? []) : [];
+        if (failures.length === 0) {
+          this.stats.records += pending.length;
+          return;
+        }
+        // Lambda resumes from the lowest failed sequence number; earlier records are done.
+        const failed = new Set(failures.map((f) => f.itemIdentifier));
+        failedFrom = pending.findIndex((r) => failed.has(r.dynamodb.SequenceNumber));
+        if (failedFrom < 0) failedFrom = 0;
+        this.stats.records += failedFrom;
+      } catch (error) {
+        this.log(
+          `${this.spec.functionId} failed on a batch of ${pending.length}: ${(error as Error).message}`,
+        );
+        failedFrom = 0;
+      }
+      pending = pending.slice(failedFrom);
+      if (attempt >= this.spec.maximumRetryAttempts) {
+        await this.giveUp(pending);
+        return;
+      }
+      if (this.spec.bisectOnError && pending.length > 1) {
+        const half = Math.ceil(pending.length / 2);
+        await this.deliver(pending.slice(0, half));
+        await this.deliver(pending.slice(half));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * (attempt + 1)));
+    }
+  }
+
+  private async giveUp(records: StreamRecord[]) {
+    this.stats.failedToDestination += records.length;
+    const first = records[0]!.dynamodb.SequenceNumber;
+    const last = records.at(-1)!.dynamodb.SequenceNumber;
+    this.log(`${this.spec.functionId}: ${records.length} records given up after retries`);
+    if (!this.spec.onFailureArn) return;
+    // What Lambda sends to an on-failure destination: where the batch was, not the records.
+    await this.queues.send(this.spec.onFailureArn, {
+      requestContext: { functionArn: this.spec.functionId, condition: 'RetryAttemptsExhausted' },
+      DDBStreamBatchInfo: {
+        shardId: 'local',
+        startSequenceNumber: first,
+        endSequenceNumber: last,
+        batchSize: records.length,
+        streamArn: this.spec.streamArn,
+      },
+    });
+  }
+}

@@ -1,0 +1,67 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+export const PROJECT_ROOT = join(__dirname, '..');
+const INPUTS = ['bin', 'lib', 'functions', 'statemachines', 'cdk.json', 'package-lock.json'];
+const STAMP = '.local-synth-inputs';
+
+function* files(path: string): Generator<string> {
+  if (!existsSync(path)) return;
+  if (statSync(path).isFile()) {
+    yield path;
+    return;
+  }
+  for (const entry of readdirSync(path).sort()) yield* files(join(path, entry));
+}
+
+/** A hash of everything the synthesized app depends on, and the context it is synthesized with. */
+function inputsHash(context: Record<string, string>): string {
+  const hash = createHash('sha256');
+  for (const input of INPUTS) {
+    for (const file of files(join(PROJECT_ROOT, input))) {
+      hash.update(relative(PROJECT_ROOT, file)).update(readFileSync(file));
+    }
+  }
+  return hash.update(JSON.stringify(context)).digest('hex');
+}
+
+/**
+ * Synthesizes the CDK app into `outDir` offline with the project's own CDK
+ * CLI, unless the assembly there was made from the same sources and context.
+ */
+export function synthesize(
+  outDir: string,
+  context: Record<string, string>,
+  log: (m: string) => void,
+): string {
+  const hash = inputsHash(context);
+  const stamp = join(outDir, STAMP);
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
+    log(`cloud assembly ${relative(PROJECT_ROOT, outDir)} is up to date`);
+    return outDir;
+  }
+  log(
+    `synthesizing the app (${Object.entries(context)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')})`,
+  );
+  const args = [
+    'synth',
+    '--quiet',
+    '--output',
+    outDir,
+    ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+  ];
+  const result = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) {
+    throw new Error(`cdk synth failed (exit ${result.status}):\n${result.stderr || result.stdout}`);
+  }
+  writeFileSync(stamp, hash);
+  return outDir;
+}
