@@ -115,7 +115,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
     );
     endpoint.onWrite((tableNames, operation, input) => {
-      telemetry.write(tableNames, operation, input);
+      telemetry.write(operation, input);
       for (const poller of pollers) {
         if (tableNames.includes(poller.spec.tableLogicalId) || tableNames.includes('*')) poller.poke();
       }

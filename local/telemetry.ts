@@ -14,6 +14,15 @@ interface Counter {
   samples: number[];
 }
 
+function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 const summarize = (c: Counter) => {
   const sorted = [...c.samples].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 100) / 100;
@@ -40,30 +49,34 @@ export class Telemetry {
   constructor(private readonly tables: ReadonlyMap<string, LocalTable>) {}
 
   request(r: RequestRecord) {
-    let c = this.requests.get(r.routeKey);
-    if (!c) this.requests.set(r.routeKey, (c = { count: 0, samples: [], statuses: {} }));
+    const c = entry(this.requests, r.routeKey, () => ({ count: 0, samples: [], statuses: {} }));
     c.count++;
     if (c.samples.length < MAX_SAMPLES) c.samples.push(r.durationMs);
     c.statuses[r.status] = (c.statuses[r.status] ?? 0) + 1;
   }
 
   invocation(r: InvocationRecord) {
-    let c = this.invocations.get(r.functionName);
-    if (!c) this.invocations.set(r.functionName, (c = { count: 0, samples: [], billedMs: 0, errors: 0 }));
+    const c = entry(this.invocations, r.functionName, () => ({
+      count: 0,
+      samples: [],
+      billedMs: 0,
+      errors: 0,
+    }));
     c.count++;
     if (c.samples.length < MAX_SAMPLES) c.samples.push(r.durationMs);
     c.billedMs += Math.max(1, Math.ceil(r.durationMs));
     if (!r.ok) c.errors++;
   }
 
-  write(tableNames: readonly string[], operation: string, input: Record<string, unknown>) {
+  write(operation: string, input: Record<string, unknown>) {
     for (const [table, key] of keysWritten(operation, input, this.tables)) {
-      let t = this.writes.get(table);
-      if (!t) this.writes.set(table, (t = { operations: {}, keys: new Map() }));
+      const t = entry(this.writes, table, () => ({
+        operations: {} as Record<string, number>,
+        keys: new Map<string, number>(),
+      }));
       t.operations[operation] = (t.operations[operation] ?? 0) + 1;
       if (key !== undefined) t.keys.set(key, (t.keys.get(key) ?? 0) + 1);
     }
-    void tableNames;
   }
 
   reset() {
