@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { documents } from '../shared/aws';
 import { ClientError, insufficientStock, notFound } from '../shared/errors';
-import { type AppendMeta, appendAtomically, retryOnConflict } from '../shared/event-store';
+import { type AppendMeta, appendAtomically, type Loaded, retryOnConflict } from '../shared/event-store';
 import { newId } from '../shared/ids';
+import { serialized } from '../shared/serialized';
 import {
   commit,
   createProduct,
@@ -12,10 +13,14 @@ import {
   planReservation,
   productView,
   type Reservation,
+  type ReservationPart,
   release,
+  reservationFold,
   reserve,
   restock,
+  type Stock,
   shardCountFor,
+  shardId,
   sumStock,
 } from './domain';
 import { allShards, type InventoryStores } from './store';
@@ -87,27 +92,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     const product = await requireProduct(productId);
     const reservationId = options.reservationId ?? newId('res');
     const ttlSeconds = options.ttlSeconds ?? settings.reservationTtlSeconds;
-    return retryOnConflict(async () => {
-      if (options.reservationId) {
-        const existing = await reservations.load(reservationId);
-        if (existing.state) return existing.state;
-      }
-      const order = shuffled(allShards(product));
-      const loaded = await loadShards(productId, order.slice(0, 1));
-      let parts = planReservation(availability(order, loaded), quantity);
-      if (!parts && order.length > 1) {
-        for (const [i, s] of await loadShards(productId, order.slice(1))) loaded.set(i, s);
-        parts = planReservation(availability(order, loaded), quantity);
-      }
-      if (!parts) {
-        const available = [...loaded.values()].reduce((n, s) => n + s.state.available, 0);
-        throw insufficientStock(productId, quantity, available);
-      }
+    const expiresAt = new Date(meta.now.getTime() + ttlSeconds * 1000);
+    const place = async (parts: ReservationPart[], loaded: ReadonlyMap<number, Loaded<Stock>>) => {
       const decision = reserve({
         reservationId,
         productId,
         parts,
-        expiresAt: new Date(meta.now.getTime() + ttlSeconds * 1000),
+        expiresAt,
         ...(options.orderId ? { orderId: options.orderId } : {}),
         now: meta.now,
       });
@@ -119,7 +110,30 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         loaded,
         meta,
       );
-      return (await reservations.load(reservationId)).state!;
+      return reservationFold.evolve(null, decision.reservation[0]!)!;
+    };
+    return retryOnConflict(async () => {
+      if (options.reservationId) {
+        const existing = await reservations.load(reservationId);
+        if (existing.state) return existing.state;
+      }
+      const order = shuffled(allShards(product));
+      // The common case: one shard has it all. Reservations of that shard take turns in this sandbox.
+      const first = order[0]!;
+      const single = await serialized(shardId(productId, first), async () => {
+        const loaded = await loadShards(productId, [first]);
+        return loaded.get(first)!.state.available >= quantity
+          ? place([{ shard: first, quantity }], loaded)
+          : undefined;
+      });
+      if (single) return single;
+      const loaded = await loadShards(productId, order);
+      const parts = planReservation(availability(order, loaded), quantity);
+      if (!parts) {
+        const available = [...loaded.values()].reduce((n, s) => n + s.state.available, 0);
+        throw insufficientStock(productId, quantity, available);
+      }
+      return place(parts, loaded);
     });
   }
 

@@ -1,0 +1,87 @@
+/** A small client for the platform's HTTP API, as an outside client sees it. */
+export const apiUrl = () => {
+  const url = process.env.LOCAL_API_URL;
+  if (!url)
+    throw new Error('LOCAL_API_URL is not set: run the integration project (it starts the local cloud)');
+  return url;
+};
+
+export const awsEndpoint = () => process.env.LOCAL_AWS_ENDPOINT!;
+
+export interface ApiResponse<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+}
+
+export async function call<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<ApiResponse<T>> {
+  const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  const response = await fetch(`${apiUrl()}${path}`, {
+    method,
+    headers: { ...(raw !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(raw !== undefined ? { body: raw } : {}),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+export const post = <T = Record<string, unknown>>(
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => call<T>('POST', path, body, headers);
+export const get = <T = Record<string, unknown>>(path: string) => call<T>('GET', path);
+export const del = <T = Record<string, unknown>>(path: string) => call<T>('DELETE', path);
+
+export async function createCustomer(overrides: Record<string, unknown> = {}) {
+  const r = await post<{ customerId: string; availableCreditCents: number }>('/customers', {
+    name: 'Test Customer',
+    email: 'test@example.com',
+    ...overrides,
+  });
+  if (r.status !== 201) throw new Error(`customer not created: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+export async function createProduct(overrides: Record<string, unknown> = {}) {
+  const r = await post<{
+    productId: string;
+    available: number;
+    reserved: number;
+    sold: number;
+    priceCents: number;
+  }>('/products', {
+    sku: `SKU-${Math.random().toString(36).slice(2, 10)}`,
+    name: 'Widget',
+    priceCents: 1250,
+    stock: 100,
+    ...overrides,
+  });
+  if (r.status !== 201) throw new Error(`product not created: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Polls `read` until `done` holds on its result, or fails after `timeoutMs`. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: T;
+  do {
+    last = await read();
+    if (done(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } while (Date.now() < deadline);
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+}
+
+/** The local cloud's own counters and wiring (served on its AWS endpoint). */
+export async function localAdmin<T = Record<string, unknown>>(
+  path: 'wiring' | 'stats' | 'reset-stats',
+): Promise<T> {
+  const response = await fetch(`${awsEndpoint()}/_local/${path}`);
+  return (await response.json()) as T;
+}
