@@ -6,6 +6,7 @@ const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts'
 module.exports = {
   // Integration tests drive a real local cloud; unit tests finish far inside this.
   testTimeout: 60000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
