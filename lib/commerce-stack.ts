@@ -11,6 +11,7 @@ import { InventoryService } from './services/inventory';
 import { OrdersService } from './services/orders';
 import { Outbox } from './services/outbox';
 import { PaymentsService } from './services/payments';
+import { OrderSaga } from './services/saga';
 import type { StageConfig } from './stage-config';
 
 export interface CommerceStackProps extends StackProps {
@@ -42,10 +43,11 @@ export class CommerceStack extends Stack {
     const inventory = new InventoryService(this, 'Inventory', shared);
     const orders = new OrdersService(this, 'Orders', { ...shared, accounts, inventory });
     const payments = new PaymentsService(this, 'Payments', shared);
-    new Outbox(this, 'Outbox', {
+    const outbox = new Outbox(this, 'Outbox', {
       config,
       eventTables: [accounts.events, inventory.events, orders.events, payments.events],
     });
+    new OrderSaga(this, 'Saga', { config, bus: outbox.bus, accounts, inventory, orders, payments });
 
     new CfnOutput(this, 'ApiUrl', { value: this.httpApi.apiEndpoint, description: 'The HTTP API base URL' });
   }

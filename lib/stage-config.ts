@@ -10,6 +10,8 @@ export interface StageConfig {
   readonly workflowType: 'STANDARD' | 'EXPRESS';
   /** After this long a saga is undone and its order cancelled with TIMEOUT. */
   readonly sagaDeadline: Duration;
+  /** How long past its deadline an order may stay PENDING before the sweeper cancels and undoes it. */
+  readonly sweeperGrace: Duration;
   /** A reservation neither released nor committed expires after this long. */
   readonly reservationTtl: Duration;
   /** How often the expiry sweeper runs; a reservation may outlive `expiresAt` by up to this. */
@@ -25,6 +27,7 @@ export interface StageConfig {
 
 const shared = {
   sagaDeadline: Duration.seconds(30),
+  sweeperGrace: Duration.seconds(60),
   reservationTtl: Duration.minutes(15),
   expirySweepInterval: Duration.minutes(1),
   stockUnitsPerShard: 1250,
@@ -82,5 +85,6 @@ export function stageConfig(stage: string, context: (key: string) => unknown = (
     ...base,
     sagaDeadline: seconds('sagaDeadlineSeconds', base.sagaDeadline),
     reservationTtl: seconds('reservationTtlSeconds', base.reservationTtl),
+    sweeperGrace: seconds('sweeperGraceSeconds', base.sweeperGrace),
   };
 }

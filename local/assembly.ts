@@ -50,6 +50,10 @@ export function physicalId(logicalId: string, resource: Resource): string {
   switch (resource.Type) {
     case 'AWS::SQS::Queue':
       return `http://127.0.0.1/${ACCOUNT}/${logicalId}`;
+    // Ref of these is their ARN.
+    case 'AWS::StepFunctions::StateMachine':
+    case 'AWS::SNS::Topic':
+      return arnOf(logicalId, resource);
     default:
       return logicalId;
   }

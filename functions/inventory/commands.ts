@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { documents } from '../shared/aws';
 import { ClientError, insufficientStock, notFound } from '../shared/errors';
-import { type AppendMeta, appendAtomically, type Loaded, retryOnConflict } from '../shared/event-store';
+import {
+  type AppendMeta,
+  appendAtomically,
+  type Loaded,
+  type PendingAppend,
+  retryOnConflict,
+} from '../shared/event-store';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
 import {
@@ -127,14 +133,100 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
           : undefined;
       });
       if (single) return single;
-      const loaded = await loadShards(productId, order);
-      const parts = planReservation(availability(order, loaded), quantity);
-      if (!parts) {
-        const available = [...loaded.values()].reduce((n, s) => n + s.state.available, 0);
-        throw insufficientStock(productId, quantity, available);
-      }
-      return place(parts, loaded);
+      const planned = await planAcrossShards(product, quantity, order);
+      if (!planned.ok) throw insufficientStock(productId, quantity, planned.available);
+      return place(planned.parts, planned.loaded);
     });
+  }
+
+  /** Loads every shard of `product` and plans `quantity` over them, or says how much there is. */
+  async function planAcrossShards(product: Product, quantity: number, order = shuffled(allShards(product))) {
+    const loaded = await loadShards(product.productId, order);
+    const parts = planReservation(availability(order, loaded), quantity);
+    if (parts) return { ok: true as const, parts, loaded };
+    return { ok: false as const, available: [...loaded.values()].reduce((n, s) => n + s.state.available, 0) };
+  }
+
+  /**
+   * The saga's reservation of every item of an order, all or nothing, in one
+   * transaction. Reservation ids derive from the order, so a repeat finds them.
+   */
+  async function reserveForOrder(
+    orderId: string,
+    items: readonly { productId: string; quantity: number }[],
+    meta: AppendMeta,
+    ttlSeconds: number,
+  ): Promise<{ reservationIds: string[] } | { outOfStock: string[] }> {
+    const ids = items.map((i) => sagaReservationId(orderId, i.productId));
+    return retryOnConflict(async () => {
+      const existing = await Promise.all(ids.map((id) => reservations.load(id)));
+      if (existing.some((e) => e.state)) return { reservationIds: ids };
+      const expiresAt = new Date(meta.now.getTime() + ttlSeconds * 1000);
+      const appends: PendingAppend[] = [];
+      const outOfStock: string[] = [];
+      for (const [n, item] of items.entries()) {
+        const product = await loadProduct(item.productId);
+        const planned = product ? await planAcrossShards(product, item.quantity) : undefined;
+        if (!planned?.ok) {
+          outOfStock.push(item.productId);
+          continue;
+        }
+        const decision = reserve({
+          reservationId: ids[n]!,
+          productId: item.productId,
+          parts: planned.parts,
+          expiresAt,
+          orderId,
+          now: meta.now,
+        });
+        appends.push(
+          reservations.pending(ids[n]!, 0, decision.reservation, null, meta),
+          ...shardAppends(item.productId, decision.shards, planned.loaded, meta),
+        );
+      }
+      if (outOfStock.length > 0) return { outOfStock };
+      await appendAtomically(documents, appends);
+      return { reservationIds: ids };
+    });
+  }
+
+  /** Releases every reservation the saga made for an order; those never made or no longer held are skipped. */
+  async function releaseForOrder(orderId: string, items: readonly { productId: string }[], meta: AppendMeta) {
+    for (const item of items) {
+      const id = sagaReservationId(orderId, item.productId);
+      const { state } = await reservations.load(id);
+      if (state?.status === 'RESERVED') await releaseReservation(undefined, id, 'RELEASED', meta);
+    }
+  }
+
+  /**
+   * The appends that turn an order's reservations into sold stock, to be
+   * written in one transaction with the order's confirmation; undefined if
+   * some reservation can no longer be committed (released or expired).
+   */
+  async function commitAppendsForOrder(
+    orderId: string,
+    items: readonly { productId: string }[],
+    meta: AppendMeta,
+  ): Promise<PendingAppend[] | undefined> {
+    const appends: PendingAppend[] = [];
+    for (const item of items) {
+      const id = sagaReservationId(orderId, item.productId);
+      const loaded = await reservations.load(id);
+      if (!loaded.state) return undefined;
+      const decided = commit(loaded.state, meta.now);
+      if (!decided.ok) return undefined;
+      if (decided.decision.reservation.length === 0) continue;
+      const shards = await loadShards(
+        item.productId,
+        loaded.state.parts.map((p) => p.shard),
+      );
+      appends.push(
+        reservations.pending(id, loaded.version, decided.decision.reservation, loaded.state, meta),
+        ...shardAppends(item.productId, decided.decision.shards, shards, meta),
+      );
+    }
+    return appends;
   }
 
   async function loadReservation(productId: string | undefined, reservationId: string) {
@@ -173,37 +265,15 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     });
   }
 
-  /** Turns a held reservation into sold stock; false if it was released or expired first. */
-  async function commitReservation(reservationId: string, meta: AppendMeta): Promise<boolean> {
-    return retryOnConflict(async () => {
-      const loaded = await loadReservation(undefined, reservationId);
-      const decided = commit(loaded.state, meta.now);
-      if (!decided.ok) return false;
-      if (decided.decision.reservation.length === 0) return true;
-      const shards = await loadShards(
-        loaded.state.productId,
-        loaded.state.parts.map((p) => p.shard),
-      );
-      await applyReservationDecision(
-        loaded.state.productId,
-        reservationId,
-        loaded,
-        decided.decision,
-        shards,
-        meta,
-      );
-      return true;
-    });
-  }
-
   return {
     view,
     create,
     restockProduct,
     reserveStock,
     releaseReservation,
-    commitReservation,
-    requireProduct,
+    reserveForOrder,
+    releaseForOrder,
+    commitAppendsForOrder,
   };
 }
 

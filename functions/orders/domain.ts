@@ -17,6 +17,8 @@ export interface Order {
   readonly status: OrderStatus;
   readonly cancellationReason?: CancellationReason;
   readonly paymentId?: string;
+  /** The execution that owns this order's saga; any other execution for it stops at once. */
+  readonly sagaExecutionArn?: string;
   /** When the saga must have finished; past it the order is cancelled with TIMEOUT. */
   readonly deadline: string;
   readonly createdAt: string;
@@ -37,6 +39,7 @@ export type OrderEvent =
         placedAt: string;
       }
     >
+  | DomainEvent<'OrderSagaStarted', { orderId: string; executionArn: string }>
   | DomainEvent<'OrderConfirmed', { orderId: string; paymentId: string; confirmedAt: string }>
   | DomainEvent<
       'OrderCancelled',
@@ -61,6 +64,8 @@ export const orderFold: Fold<OrderState, OrderEvent> = {
           updatedAt: placedAt,
         };
       }
+      case 'OrderSagaStarted':
+        return state && { ...state, sagaExecutionArn: event.data.executionArn };
       case 'OrderConfirmed':
         return (
           state && {
@@ -112,6 +117,20 @@ export function place(command: {
       },
     },
   ];
+}
+
+/**
+ * Claims the order's saga for one execution. The first execution to claim a
+ * pending order proceeds, and so does that same execution on a retry; any
+ * other execution, or any execution once the order is final, stops.
+ */
+export function beginSaga(order: Order, executionArn: string): { proceed: boolean; events: OrderEvent[] } {
+  if (order.status !== 'PENDING') return { proceed: false, events: [] };
+  if (order.sagaExecutionArn) return { proceed: order.sagaExecutionArn === executionArn, events: [] };
+  return {
+    proceed: true,
+    events: [{ type: 'OrderSagaStarted', schemaVersion: 1, data: { orderId: order.orderId, executionArn } }],
+  };
 }
 
 /** Confirms a pending order; confirming a confirmed one decides nothing. A cancelled one cannot be. */

@@ -54,3 +54,30 @@ export const paymentView = (p: Payment) => ({
   status: p.status,
   createdAt: p.createdAt,
 });
+
+/** The payment's first event: captured when the credit capture was accepted, else declined. */
+export function settle(facts: Omit<PaymentFacts, 'at'>, captured: boolean, now: Date): PaymentEvent[] {
+  const data = { ...facts, at: now.toISOString() };
+  return [
+    captured
+      ? { type: 'PaymentCaptured', schemaVersion: 1, data }
+      : { type: 'PaymentDeclined', schemaVersion: 1, data },
+  ];
+}
+
+/** Refunds a captured payment; any other payment decides nothing. */
+export function refund(payment: Payment, now: Date): PaymentEvent[] {
+  if (payment.status !== 'CAPTURED') return [];
+  return [
+    {
+      type: 'PaymentRefunded',
+      schemaVersion: 1,
+      data: {
+        paymentId: payment.paymentId,
+        orderId: payment.orderId,
+        amountCents: payment.amountCents,
+        at: now.toISOString(),
+      },
+    },
+  ];
+}

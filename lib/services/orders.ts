@@ -1,4 +1,4 @@
-import { aws_dynamodb as dynamodb } from 'aws-cdk-lib';
+import { aws_dynamodb as dynamodb, aws_lambda as lambda } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
@@ -17,12 +17,20 @@ export class OrdersService extends Construct {
   readonly events: dynamodb.Table;
   readonly views: dynamodb.Table;
   readonly deadLetters: DeadLetterQueue;
+  readonly api: lambda.IFunction;
 
   constructor(scope: Construct, id: string, props: OrdersServiceProps) {
     super(scope, id);
     const { config, httpApi, idempotencyTable, accounts, inventory } = props;
     this.events = new EventStoreTable(this, 'Events', config).table;
     this.views = new ViewsTable(this, 'Views', config).table;
+    // Sparse: only pending orders carry `pendingPartition`; the saga's sweeper reads it.
+    this.views.addGlobalSecondaryIndex({
+      indexName: 'pendingByDeadline',
+      partitionKey: { name: 'pendingPartition', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'deadline', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
     this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
 
     const api = new ServiceFunction(this, 'Api', {
@@ -45,7 +53,8 @@ export class OrdersService extends Construct {
     // Placing an order checks the customer and prices the products from their event stores.
     accounts.events.grantReadData(api);
     inventory.events.grantReadData(api);
-    addRoutes(httpApi, api, ['POST /orders', 'GET /orders/{orderId}']);
+    addRoutes(httpApi, api, ['POST /orders', 'GET /orders/{orderId}', 'GET /orders/{orderId}/saga']);
+    this.api = api;
 
     const projector = new ServiceFunction(this, 'Projector', {
       entry: 'orders/handlers/projector.ts',

@@ -71,6 +71,7 @@ describe.each(STAGES)('the %s stage', (stage) => {
         'POST /products/{productId}/restock',
         'POST /orders',
         'GET /orders/{orderId}',
+        'GET /orders/{orderId}/saga',
         'GET /payments/{paymentId}',
       ].sort(),
     );

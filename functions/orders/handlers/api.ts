@@ -1,3 +1,9 @@
+import {
+  DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  type HistoryEvent,
+  SFNClient,
+} from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import { customers } from '../../accounts/store';
 import { inventoryStores } from '../../inventory/store';
@@ -7,10 +13,27 @@ import { AggregateStore } from '../../shared/event-store';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId, newId } from '../../shared/ids';
+import { tracer } from '../../shared/powertools';
 import { readModel } from '../../shared/views';
-import { orderFold, orderView, place } from '../domain';
+import { type Order, orderView, place } from '../domain';
+import { sagaTrace } from '../saga-trace';
+import { ordersStore } from '../store';
 
-const orders = new AggregateStore(documents, env('ORDERS_TABLE'), 'Order', orderFold);
+const orders = ordersStore();
+const stepFunctions = tracer.captureAWSv3Client(new SFNClient({ maxAttempts: 3 }));
+
+async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await stepFunctions.send(
+      new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken }),
+    );
+    events.push(...(page.events ?? []));
+    nextToken = page.nextToken;
+  } while (nextToken);
+  return events;
+}
 const accounts = customers();
 const inventory = inventoryStores();
 const VIEWS_TABLE = env('VIEWS_TABLE');
@@ -65,11 +88,32 @@ export const handler = httpHandler({
   'GET /orders/{orderId}': async ({ pathParameters }) => {
     const id = pathParameters.orderId;
     if (!isId('ord', id)) throw notFound('order', String(id));
-    const order = await readModel(VIEWS_TABLE, id, async () => {
-      const { state } = await orders.load(id);
-      return state ? orderView(state) : undefined;
-    });
+    const order = await readModel<Order>(
+      VIEWS_TABLE,
+      id,
+      async () => (await orders.load(id)).state ?? undefined,
+    );
     if (!order) throw notFound('order', id);
-    return json(200, order);
+    return json(200, orderView(order));
+  },
+
+  'GET /orders/{orderId}/saga': async ({ pathParameters }) => {
+    const orderId = pathParameters.orderId;
+    if (!isId('ord', orderId)) throw notFound('order', String(orderId));
+    const order = await readModel<Order>(
+      VIEWS_TABLE,
+      orderId,
+      async () => (await orders.load(orderId)).state ?? undefined,
+    );
+    if (!order) throw notFound('order', orderId);
+    // The view may lag the saga's first step; the event store has the execution as soon as it is claimed.
+    const executionArn = order.sagaExecutionArn ?? (await orders.load(orderId)).state?.sagaExecutionArn;
+    if (!executionArn)
+      throw new ClientError(404, 'NOT_FOUND', `the saga of order ${orderId} has not started yet`);
+    const [execution, history] = await Promise.all([
+      stepFunctions.send(new DescribeExecutionCommand({ executionArn })),
+      executionHistory(executionArn),
+    ]);
+    return json(200, { orderId, executionArn, ...sagaTrace(execution.status, history) });
   },
 });

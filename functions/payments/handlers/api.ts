@@ -4,9 +4,10 @@ import { AggregateStore } from '../../shared/event-store';
 import { httpHandler, json } from '../../shared/http';
 import { isId } from '../../shared/ids';
 import { readModel } from '../../shared/views';
-import { paymentFold, paymentView } from '../domain';
+import { paymentView } from '../domain';
+import { paymentsStore } from '../store';
 
-const payments = new AggregateStore(documents, env('PAYMENTS_TABLE'), 'Payment', paymentFold);
+const payments = paymentsStore();
 const VIEWS_TABLE = env('VIEWS_TABLE');
 
 export const handler = httpHandler({

@@ -1,0 +1,97 @@
+import { inventoryCommands } from '../../inventory/commands';
+import { inventorySettings } from '../../inventory/settings';
+import { inventoryStores } from '../../inventory/store';
+import { paymentIdFor } from '../../payments/domain';
+import { paymentsStore } from '../../payments/store';
+import { documents } from '../../shared/aws';
+import { appendAtomically, retryOnConflict } from '../../shared/event-store';
+import { metrics } from '../../shared/powertools';
+import { assertBeforeDeadline, SagaError, type SagaStepInput, sagaSteps } from '../../shared/saga';
+import { beginSaga, type CancellationReason, cancel, confirm, type Order } from '../domain';
+import { ordersStore } from '../store';
+
+const orders = ordersStore();
+const payments = paymentsStore();
+const inventory = inventoryCommands(inventoryStores(), inventorySettings());
+
+async function loadOrder(orderId: string) {
+  const loaded = await orders.load(orderId);
+  if (!loaded.state) throw new Error(`order ${orderId} does not exist`);
+  return { state: loaded.state, version: loaded.version };
+}
+
+/** EMF metrics of a saga's outcome: how many, why, and how long from placement. */
+function recordOutcome(
+  order: Order,
+  outcome: 'Confirmed' | 'Cancelled',
+  now: Date,
+  reason?: CancellationReason,
+) {
+  metrics.addMetric(`Saga${outcome}`, 'Count', 1);
+  if (reason) {
+    const byReason = metrics.singleMetric();
+    byReason.addDimension('reason', reason);
+    byReason.addMetric('SagaCancelledByReason', 'Count', 1);
+  }
+  metrics.addMetric('SagaDurationMs', 'Milliseconds', now.getTime() - Date.parse(order.createdAt));
+  metrics.publishStoredMetrics();
+}
+
+/**
+ * The saga's order steps: claim the saga for one execution, confirm the order
+ * (its reservations become sold stock in the same transaction), or cancel it
+ * with its reason.
+ */
+export const handler = sagaSteps({
+  begin: (input, now) =>
+    retryOnConflict(async () => {
+      const { executionArn } = input as unknown as { executionArn: string };
+      const { state, version } = await loadOrder(input.orderId);
+      const decision = beginSaga(state, executionArn);
+      await orders.append(input.orderId, version, decision.events, state, {
+        now,
+        correlationId: input.correlationId,
+      });
+      if (decision.events.length > 0) {
+        metrics.addMetric('SagaStarted', 'Count', 1);
+        metrics.publishStoredMetrics();
+      }
+      const { orderId, customerId, items, totalCents, deadline } = state;
+      return {
+        proceed: decision.proceed,
+        order: { orderId, customerId, items, totalCents, deadline },
+        correlationId: input.correlationId ?? orderId,
+      };
+    }),
+
+  confirm: (input, now) =>
+    retryOnConflict(async () => {
+      const { state, version } = await loadOrder(input.orderId);
+      if (state.status === 'CONFIRMED') return { status: state.status };
+      assertBeforeDeadline(input, now);
+      const events = confirm(state, paymentIdFor(input.orderId), now);
+      if (events === 'CANNOT_CONFIRM')
+        throw new SagaError('ConfirmationFailed', `order ${input.orderId} is ${state.status}`);
+      const meta = { now, correlationId: input.correlationId };
+      const commits = await inventory.commitAppendsForOrder(input.orderId, input.items, meta);
+      if (!commits)
+        throw new SagaError('ConfirmationFailed', `a reservation of ${input.orderId} is no longer held`);
+      await appendAtomically(documents, [
+        orders.pending(input.orderId, version, events, state, meta),
+        ...commits,
+      ]);
+      recordOutcome(state, 'Confirmed', now);
+      return { status: 'CONFIRMED' };
+    }),
+
+  cancel: (input: SagaStepInput, now) =>
+    retryOnConflict(async () => {
+      const { state, version } = await loadOrder(input.orderId);
+      const reason = input.reason as CancellationReason;
+      const payment = await payments.load(paymentIdFor(input.orderId));
+      const events = cancel(state, reason, now, payment.state?.paymentId);
+      await orders.append(input.orderId, version, events, state, { now, correlationId: input.correlationId });
+      if (events.length > 0) recordOutcome(state, 'Cancelled', now, reason);
+      return { status: 'CANCELLED', reason };
+    }),
+});

@@ -1,0 +1,53 @@
+import { captureCredit } from '../../accounts/domain';
+import { customers } from '../../accounts/store';
+import { documents } from '../../shared/aws';
+import { appendAtomically, retryOnConflict } from '../../shared/event-store';
+import { assertBeforeDeadline, SagaError, sagaSteps } from '../../shared/saga';
+import { refundPayments } from '../commands';
+import { paymentIdFor, settle } from '../domain';
+import { paymentsStore } from '../store';
+
+const payments = paymentsStore();
+const accounts = customers();
+const refundPayment = refundPayments(payments, accounts);
+
+/**
+ * The saga's payment steps. One payment per order (its id derives from the
+ * order's), so a repeated capture finds the first; the capture and the
+ * customer's credit change are one transaction, and the credit decision is
+ * conditional on the customer's version, so concurrent orders of one
+ * customer cannot together exceed the limit.
+ */
+export const handler = sagaSteps({
+  capture: (input, now) =>
+    retryOnConflict(async () => {
+      const paymentId = paymentIdFor(input.orderId);
+      const existing = await payments.load(paymentId);
+      if (existing.state?.status === 'CAPTURED') return { paymentId };
+      if (existing.state)
+        throw new SagaError('PaymentDeclined', `payment ${paymentId} is ${existing.state.status}`);
+      assertBeforeDeadline(input, now);
+      const customer = await accounts.load(input.customerId);
+      if (!customer.state)
+        throw new SagaError('PaymentDeclined', `customer ${input.customerId} does not exist`);
+      const payment = { paymentId, orderId: input.orderId, amountCents: input.totalCents };
+      const decision = captureCredit(customer.state, payment);
+      const facts = { ...payment, customerId: input.customerId };
+      const meta = { now, correlationId: input.correlationId };
+      const paymentAppend = payments.pending(paymentId, 0, settle(facts, decision.accepted, now), null, meta);
+      if (!decision.accepted) {
+        await appendAtomically(documents, [paymentAppend]);
+        throw new SagaError(
+          'PaymentDeclined',
+          `${input.totalCents} exceeds the available credit of ${input.customerId}`,
+        );
+      }
+      await appendAtomically(documents, [
+        paymentAppend,
+        accounts.pending(input.customerId, customer.version, decision.events, customer.state, meta),
+      ]);
+      return { paymentId };
+    }),
+
+  refund: (input, now) => refundPayment(input.orderId, { now, correlationId: input.correlationId }),
+});

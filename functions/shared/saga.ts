@@ -1,0 +1,49 @@
+import { logger } from './powertools';
+
+/** What every saga step receives from the state machine. */
+export interface SagaStepInput {
+  readonly action: string;
+  readonly orderId: string;
+  readonly customerId: string;
+  readonly items: readonly { productId: string; quantity: number; priceCents: number }[];
+  readonly totalCents: number;
+  readonly deadline: string;
+  readonly correlationId?: string;
+  readonly reason?: string;
+}
+
+/**
+ * A step's business outcome, raised so that the state machine can `Catch` it
+ * by name (a Lambda's error type is the name of what it threw). These are
+ * never retried; anything else is treated as transient.
+ */
+export class SagaError extends Error {
+  constructor(
+    name: 'OutOfStock' | 'PaymentDeclined' | 'ConfirmationFailed' | 'DeadlineExceeded',
+    message: string,
+  ) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** Forward steps refuse to start past the saga's deadline, so the saga turns to compensation. */
+export function assertBeforeDeadline(input: SagaStepInput, now: Date) {
+  if (now.getTime() > Date.parse(input.deadline)) {
+    throw new SagaError('DeadlineExceeded', `order ${input.orderId} passed its deadline ${input.deadline}`);
+  }
+}
+
+/** Routes a step invocation by its `action`, with the order's correlation id on every log line. */
+export function sagaSteps(steps: Record<string, (input: SagaStepInput, now: Date) => Promise<unknown>>) {
+  return async (input: SagaStepInput): Promise<unknown> => {
+    const step = steps[input.action];
+    if (!step) throw new Error(`unknown saga action ${input.action}`);
+    logger.appendKeys({ correlationId: input.correlationId, orderId: input.orderId, step: input.action });
+    try {
+      return await step(input, new Date());
+    } finally {
+      logger.removeKeys(['correlationId', 'orderId', 'step']);
+    }
+  };
+}

@@ -1,0 +1,149 @@
+import { join } from 'node:path';
+import {
+  Duration,
+  aws_events as events,
+  aws_iam as iam,
+  aws_logs as logs,
+  aws_stepfunctions as sfn,
+  aws_events_targets as targets,
+} from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { ServiceFunction } from '../constructs/service-function';
+import { DeadLetterQueue } from '../constructs/stream-consumer';
+import type { StageConfig } from '../stage-config';
+import type { AccountsService } from './accounts';
+import type { InventoryService } from './inventory';
+import type { OrdersService } from './orders';
+import type { PaymentsService } from './payments';
+
+export interface OrderSagaProps {
+  readonly config: StageConfig;
+  readonly bus: events.IEventBus;
+  readonly accounts: AccountsService;
+  readonly inventory: InventoryService;
+  readonly orders: OrdersService;
+  readonly payments: PaymentsService;
+}
+
+/**
+ * The order saga: `OrderPlaced` on the bus starts the state machine of
+ * `statemachines/order-saga.asl.json` (reserve stock → capture payment →
+ * confirm, with compensation), whose steps are one Lambda per service; and a
+ * scheduled sweeper that finishes orders whose saga was lost.
+ */
+export class OrderSaga extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  readonly deadLetters: DeadLetterQueue;
+
+  constructor(scope: Construct, id: string, props: OrderSagaProps) {
+    super(scope, id);
+    const { config, accounts, inventory, orders, payments } = props;
+    const step = (name: string, entry: string, service: string, environment: Record<string, string>) =>
+      new ServiceFunction(this, name, {
+        entry,
+        service,
+        config,
+        description: `Order saga steps of ${service}`,
+        environment,
+        timeout: Duration.seconds(10),
+      }).fn;
+
+    const inventorySteps = step(
+      'InventorySteps',
+      'inventory/handlers/saga.ts',
+      'inventory',
+      inventory.commandEnvironment,
+    );
+    inventory.events.grantReadWriteData(inventorySteps);
+
+    const paymentsSteps = step('PaymentsSteps', 'payments/handlers/saga.ts', 'payments', {
+      PAYMENTS_TABLE: payments.events.tableName,
+      ACCOUNTS_TABLE: accounts.events.tableName,
+    });
+    payments.events.grantReadWriteData(paymentsSteps);
+    accounts.events.grantReadWriteData(paymentsSteps);
+
+    const ordersEnvironment = {
+      ORDERS_TABLE: orders.events.tableName,
+      PAYMENTS_TABLE: payments.events.tableName,
+      ACCOUNTS_TABLE: accounts.events.tableName,
+      ...inventory.commandEnvironment,
+    };
+    const ordersSteps = step('OrdersSteps', 'orders/handlers/saga.ts', 'orders', ordersEnvironment);
+    orders.events.grantReadWriteData(ordersSteps);
+    // Confirming an order sells its reservations in the same transaction.
+    inventory.events.grantReadWriteData(ordersSteps);
+    payments.events.grantReadData(ordersSteps);
+
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      definitionBody: sfn.DefinitionBody.fromFile(
+        join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'),
+      ),
+      definitionSubstitutions: {
+        InventoryStepsFunction: inventorySteps.functionArn,
+        PaymentsStepsFunction: paymentsSteps.functionArn,
+        OrdersStepsFunction: ordersSteps.functionArn,
+      },
+      stateMachineType: sfn.StateMachineType[config.workflowType],
+      tracingEnabled: true,
+      logs: {
+        destination: new logs.LogGroup(this, 'ExecutionLogs', {
+          retention: config.logRetentionDays as logs.RetentionDays,
+          removalPolicy: config.removalPolicy,
+        }),
+        level: config.workflowType === 'EXPRESS' ? sfn.LogLevel.ERROR : sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
+    });
+    for (const fn of [inventorySteps, paymentsSteps, ordersSteps]) fn.grantInvoke(this.stateMachine);
+
+    this.deadLetters = new DeadLetterQueue(this, 'StartFailures');
+    new events.Rule(this, 'StartOnOrderPlaced', {
+      description: 'Starts the order saga for every placed order',
+      eventBus: props.bus,
+      eventPattern: { source: ['commerce.orders'], detailType: ['OrderPlaced'] },
+      targets: [
+        new targets.SfnStateMachine(this.stateMachine, {
+          retryAttempts: 20,
+          maxEventAge: Duration.hours(1),
+          deadLetterQueue: this.deadLetters.queue,
+        }),
+      ],
+    });
+
+    const sweeper = new ServiceFunction(this, 'Sweeper', {
+      entry: 'orders/handlers/sweeper.ts',
+      service: 'orders',
+      config,
+      description: 'Cancels and undoes orders whose saga outlived its deadline',
+      environment: {
+        ...ordersEnvironment,
+        VIEWS_TABLE: orders.views.tableName,
+        SWEEPER_GRACE_SECONDS: String(config.sweeperGrace.toSeconds()),
+      },
+      timeout: Duration.minutes(1),
+    }).fn;
+    orders.events.grantReadWriteData(sweeper);
+    orders.views.grantReadData(sweeper);
+    inventory.events.grantReadWriteData(sweeper);
+    payments.events.grantReadWriteData(sweeper);
+    accounts.events.grantReadWriteData(sweeper);
+    new events.Rule(this, 'SweepLostSagas', {
+      description: 'Runs the sweeper of orders past their saga deadline',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 2 })],
+    });
+
+    // The trace of `GET /orders/{id}/saga` reads this machine's executions.
+    orders.api.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
+        resources: [
+          `arn:aws:states:${this.stateMachine.env.region}:${this.stateMachine.env.account}:${
+            config.workflowType === 'EXPRESS' ? 'express' : 'execution'
+          }:${this.stateMachine.stateMachineName}:*`,
+        ],
+      }),
+    );
+  }
+}
