@@ -1,0 +1,630 @@
+// The projector Lambdas (accounts, orders, inventory) against a real DynamoDB
+// Local of their own, fed DynamoDB stream events built from real event-store
+// items: a repeated batch, batches out of order and a batch of several
+// aggregates all end in the same views.
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import {
+  type Customer,
+  type CustomerEvent,
+  captureCredit,
+  customerFold,
+  customerView,
+  refundCredit,
+  register,
+} from '../../functions/accounts/domain';
+import {
+  createProduct,
+  type Product,
+  planReservation,
+  productFold,
+  type Reservation,
+  type ReservationEvent,
+  release,
+  reservationFold,
+  reserve,
+  restock,
+  type ShardEvent,
+  type ShardEvents,
+  type Stock,
+  shardFold,
+  shardId,
+  sumStock,
+} from '../../functions/inventory/domain';
+import {
+  EXPIRY_INDEX,
+  expiryPartition,
+  type ProductViewItem,
+  shardAttribute,
+  shardsOf,
+} from '../../functions/inventory/view';
+import {
+  cancel,
+  confirm,
+  type Order,
+  type OrderEvent,
+  orderFold,
+  orderView,
+  place,
+} from '../../functions/orders/domain';
+import { AggregateStore, KEY } from '../../functions/shared/event-store';
+import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
+import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
+
+// The first run may fetch the jars with Maven; a cold JVM start takes a few seconds.
+const START_TIMEOUT_MS = 180_000;
+const T0 = new Date('2025-03-01T10:00:00.000Z');
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+
+type Handler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+type Item = Record<string, unknown> & { aggregateId: string; version: number };
+
+let ddb: DynamoDbLocal;
+let base: DynamoDBClient;
+let documents: DynamoDBDocumentClient;
+/** The SDK clients the handlers' modules made, destroyed at the end. */
+const handlerClients: { destroy(): void }[] = [];
+const savedEnv = { ...process.env };
+
+// ---- tables and handlers -----------------------------------------------------
+
+const DELIVERIES = ['inOrder', 'twice', 'newestFirst', 'shuffled'] as const;
+type Delivery = (typeof DELIVERIES)[number];
+const SERVICES = ['accounts', 'orders', 'inventory'] as const;
+type Service = (typeof SERVICES)[number];
+const tableFor = (service: Service, delivery: Delivery | 'steps') => `${service}-views-${delivery}`;
+
+async function createViewsTable(name: string, expiryIndex: boolean) {
+  await base.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'id', AttributeType: 'S' },
+        ...(expiryIndex
+          ? [
+              { AttributeName: 'expiryPartition', AttributeType: 'S' as const },
+              { AttributeName: 'expiresAt', AttributeType: 'S' as const },
+            ]
+          : []),
+      ],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      // As the inventory service defines it: sparse, only held reservations carry the key.
+      ...(expiryIndex
+        ? {
+            GlobalSecondaryIndexes: [
+              {
+                IndexName: EXPIRY_INDEX,
+                KeySchema: [
+                  { AttributeName: 'expiryPartition', KeyType: 'HASH' },
+                  { AttributeName: 'expiresAt', KeyType: 'RANGE' },
+                ],
+                Projection: { ProjectionType: 'KEYS_ONLY' },
+              },
+            ],
+          }
+        : {}),
+    }),
+  );
+}
+
+const HANDLER_MODULES: Record<Service, string> = {
+  accounts: '../../functions/accounts/handlers/projector',
+  orders: '../../functions/orders/handlers/projector',
+  inventory: '../../functions/inventory/handlers/projector',
+};
+
+/**
+ * Loads a fresh copy of a projector module with VIEWS_TABLE set to `table`:
+ * it reads its environment (and `shared/aws.ts` builds its client) at load.
+ */
+function loadProjector(service: Service, table: string): Handler {
+  process.env.VIEWS_TABLE = table;
+  let handler: Handler | undefined;
+  jest.isolateModules(() => {
+    handler = (require(HANDLER_MODULES[service]) as { handler: Handler }).handler;
+    handlerClients.push((require('../../functions/shared/aws') as { dynamo: { destroy(): void } }).dynamo);
+  });
+  return handler!;
+}
+
+const projectors = new Map<string, Handler>();
+const projectorFor = (service: Service, delivery: Delivery | 'steps') =>
+  projectors.get(tableFor(service, delivery))!;
+
+beforeAll(async () => {
+  installDynamoDbLocal();
+  ddb = await startDynamoDbLocal({ port: 0 });
+  const config = {
+    endpoint: ddb.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  };
+  base = new DynamoDBClient(config);
+  documents = DynamoDBDocumentClient.from(base);
+
+  // What the handlers' shared client reads; set before any handler module loads.
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: ddb.endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    // Each fresh copy of the SDK would warn about Node 20 again.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  });
+  for (const service of SERVICES) {
+    for (const delivery of [...DELIVERIES, 'steps'] as const) {
+      const table = tableFor(service, delivery);
+      await createViewsTable(table, service === 'inventory');
+      projectors.set(table, loadProjector(service, table));
+    }
+  }
+}, START_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const client of handlerClients) client.destroy();
+  base?.destroy();
+  await ddb?.stop();
+  for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
+  Object.assign(process.env, savedEnv);
+});
+
+// ---- stream events -------------------------------------------------------------
+
+// Only `pending` is used: it builds items and never sends anything.
+const offline = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+afterAll(() => offline.destroy());
+
+/**
+ * An aggregate's event items as the store writes them (`AggregateStore.pending`),
+ * one append after another; the last item of each append carries the state.
+ */
+function appendsOf<S, E extends DomainEvent>(
+  aggregateType: string,
+  fold: Fold<S, E>,
+  aggregateId: string,
+  appends: readonly E[][],
+): { items: Item[]; state: S } {
+  const store = new AggregateStore(offline, 'events', aggregateType, fold);
+  let state = fold.initial;
+  let version = 0;
+  const items: Item[] = [];
+  appends.forEach((events, n) => {
+    const pending = store.pending(aggregateId, version, events, state, { now: at(n), correlationId: 'corr' });
+    items.push(...pending.items.map((i) => i.Put!.Item as Item));
+    state = foldEvents(fold, state, events);
+    version += events.length;
+  });
+  return { items, state };
+}
+
+let sequence = 1_000;
+/** A DynamoDB stream record (INSERT, NEW_IMAGE) of one event item, as Lambda delivers it. */
+function insert(item: Item): DynamoDBRecord {
+  sequence++;
+  return {
+    eventID: `evt-${sequence}`,
+    eventName: 'INSERT',
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'us-east-1',
+    eventSourceARN: 'arn:aws:dynamodb:us-east-1:000000000000:table/events/stream/2025-03-01T00:00:00.000',
+    dynamodb: {
+      ApproximateCreationDateTime: Math.floor(T0.getTime() / 1000),
+      Keys: marshall({ [KEY.partition]: item.aggregateId, [KEY.sort]: item.version }) as never,
+      NewImage: marshall(item, { removeUndefinedValues: true }) as never,
+      SequenceNumber: String(sequence).padStart(21, '0'),
+      SizeBytes: JSON.stringify(item).length,
+      StreamViewType: 'NEW_IMAGE',
+    },
+  };
+}
+
+/** A record the projectors must ignore: the stream also carries removals. */
+function removal(item: Item): DynamoDBRecord {
+  const record = insert(item);
+  return { ...record, eventName: 'REMOVE', dynamodb: { ...record.dynamodb, NewImage: undefined } };
+}
+
+async function feed(handler: Handler, items: readonly Item[]) {
+  const response = await handler({ Records: items.map(insert) });
+  expect(response).toEqual({ batchItemFailures: [] });
+}
+
+/** A seeded shuffle (mulberry32), so that a failing order can be replayed. */
+function shuffled<T>(items: readonly T[], seed: number): T[] {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/**
+ * Delivers the same items to four views tables in four ways: in one batch,
+ * the same batch twice, one record per batch newest first, and shuffled
+ * batches of three with every record delivered twice.
+ */
+async function deliverEveryWay(service: Service, items: readonly Item[]) {
+  await feed(projectorFor(service, 'inOrder'), items);
+
+  await feed(projectorFor(service, 'twice'), items);
+  await feed(projectorFor(service, 'twice'), items);
+
+  for (const item of [...items].reverse()) await feed(projectorFor(service, 'newestFirst'), [item]);
+
+  const mixed = shuffled([...items, ...items], 42);
+  for (let i = 0; i < mixed.length; i += 3)
+    await feed(projectorFor(service, 'shuffled'), mixed.slice(i, i + 3));
+}
+
+async function scan(table: string): Promise<Record<string, unknown>[]> {
+  const { Items = [] } = await documents.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+  return Items.sort((a, b) => String(a.id).localeCompare(String(b.id)));
+}
+
+async function expectSameViewsEveryWay(service: Service) {
+  const reference = await scan(tableFor(service, 'inOrder'));
+  expect(reference.length).toBeGreaterThan(0);
+  for (const delivery of DELIVERIES)
+    expect({ delivery, views: await scan(tableFor(service, delivery)) }).toEqual({
+      delivery,
+      views: reference,
+    });
+  return reference;
+}
+
+const viewOf = (views: Record<string, unknown>[], id: string) => views.find((v) => v.id === id);
+
+// ---- accounts --------------------------------------------------------------------
+
+describe('accounts projector', () => {
+  function customerHistory(n: number) {
+    const customerId = `cus_${String(n).padStart(32, '0')}`;
+    const registered = register({
+      customerId,
+      name: `Customer ${n}`,
+      email: `c${n}@example.com`,
+      creditLimitCents: 10_000,
+      now: T0,
+    });
+    let customer = foldEvents(customerFold, null, registered) as Customer;
+    const appends: CustomerEvent[][] = [registered];
+    for (const [k, amountCents] of [1_000 * n, 2_500, 500].entries()) {
+      const decision = captureCredit(customer, {
+        paymentId: `pay_${n}${k}`,
+        orderId: `ord_${n}${k}`,
+        amountCents,
+      });
+      if (!decision.accepted) throw new Error('capture declined');
+      appends.push(decision.events);
+      customer = foldEvents(customerFold, customer, decision.events) as Customer;
+    }
+    appends.push(refundCredit({ paymentId: `pay_${n}1`, orderId: `ord_${n}1`, amountCents: 2_500 }));
+    return { customerId, ...appendsOf('Customer', customerFold, customerId, appends) };
+  }
+
+  const customers = [1, 2, 3].map(customerHistory);
+  // One batch of several aggregates, their records interleaved.
+  const interleaved = customers[0]!.items.flatMap((_, v) => customers.map((c) => c.items[v]!));
+
+  it('a batch of several customers ends in each one view, whichever way it is delivered', async () => {
+    await deliverEveryWay('accounts', interleaved);
+    const views = await expectSameViewsEveryWay('accounts');
+    expect(views).toHaveLength(3);
+    for (const c of customers) {
+      expect(viewOf(views, c.customerId)).toEqual({
+        id: c.customerId,
+        version: 5,
+        ...customerView(c.state as Customer),
+      });
+    }
+    // 10,000 limit, captured n*1,000 + 2,500 + 500, refunded 2,500.
+    expect(customers.map((c) => viewOf(views, c.customerId)!.availableCreditCents)).toEqual([
+      8_500, 7_500, 6_500,
+    ]);
+  });
+
+  it('a late older record does not overwrite a newer view; removal records are ignored', async () => {
+    const handler = projectorFor('accounts', 'steps');
+    const c = customers[0]!;
+    await feed(handler, c.items.slice(3));
+    const newest = (await scan(tableFor('accounts', 'steps'))).find((v) => v.id === c.customerId);
+    expect(newest).toMatchObject({ version: 5, availableCreditCents: 8_500 });
+    // Older, then a batch of an older record and a removal.
+    await feed(handler, c.items.slice(0, 3));
+    expect(await handler({ Records: [insert(c.items[1]!), removal(c.items[4]!)] })).toEqual({
+      batchItemFailures: [],
+    });
+    expect((await scan(tableFor('accounts', 'steps'))).find((v) => v.id === c.customerId)).toEqual(newest);
+  });
+});
+
+// ---- orders ----------------------------------------------------------------------
+
+describe('orders projector', () => {
+  const prices = new Map([
+    ['prd_a', 1_250],
+    ['prd_b', 999],
+  ]);
+  function orderHistory(n: number, outcome: 'confirm' | 'cancel' | 'pending') {
+    const orderId = `ord_${String(n).padStart(32, '0')}`;
+    const placed = place({
+      orderId,
+      customerId: 'cus_1',
+      items: [
+        { productId: 'prd_a', quantity: n },
+        { productId: 'prd_b', quantity: 1 },
+      ],
+      prices,
+      sagaDeadlineSeconds: 30,
+      now: T0,
+    });
+    const order = foldEvents(orderFold, null, placed) as Order;
+    const appends: OrderEvent[][] = [placed];
+    if (outcome === 'confirm') appends.push(confirm(order, `pay_${n}`, at(5)) as OrderEvent[]);
+    if (outcome === 'cancel') appends.push(cancel(order, 'PAYMENT_DECLINED', at(5)));
+    return { orderId, ...appendsOf('Order', orderFold, orderId, appends) };
+  }
+
+  const orders = [orderHistory(1, 'confirm'), orderHistory(2, 'cancel'), orderHistory(3, 'pending')];
+
+  it('a batch of several orders ends in each one view, whichever way it is delivered', async () => {
+    await deliverEveryWay(
+      'orders',
+      shuffled(
+        orders.flatMap((o) => o.items),
+        7,
+      ),
+    );
+    const views = await expectSameViewsEveryWay('orders');
+    expect(views).toHaveLength(3);
+    for (const o of orders) {
+      expect(viewOf(views, o.orderId)).toEqual({
+        id: o.orderId,
+        version: o.items.length,
+        ...orderView(o.state as Order),
+      });
+    }
+    expect(orders.map((o) => viewOf(views, o.orderId)!.status)).toEqual([
+      'CONFIRMED',
+      'CANCELLED',
+      'PENDING',
+    ]);
+    expect(viewOf(views, orders[0]!.orderId)!.totalCents).toBe(1 * 1_250 + 999);
+  });
+
+  it('newer first, then older: the view stays at the newer version', async () => {
+    const handler = projectorFor('orders', 'steps');
+    const o = orders[0]!;
+    await feed(handler, [o.items[1]!]);
+    await feed(handler, [o.items[0]!]);
+    expect((await scan(tableFor('orders', 'steps')))[0]).toMatchObject({
+      id: o.orderId,
+      version: 2,
+      status: 'CONFIRMED',
+      paymentId: 'pay_1',
+    });
+  });
+});
+
+// ---- inventory -------------------------------------------------------------------
+
+describe('inventory projector', () => {
+  const productId = `prd_${'7'.repeat(32)}`;
+  const reservationId = `res_${'8'.repeat(32)}`;
+
+  /**
+   * A product over 2 shards: created with 9 units (5 + 4), restocked with 4
+   * (2 + 2), a reservation of 8 taken from both shards, then released.
+   */
+  function inventoryHistory() {
+    const created = createProduct({
+      productId,
+      sku: 'SKU-P',
+      name: 'Projected',
+      priceCents: 500,
+      stock: 9,
+      shardCount: 2,
+      now: T0,
+    });
+    const product = foldEvents(productFold, null, created.product) as Product;
+    const restocked = restock(product, 4);
+    const shardAppends: ShardEvent[][][] = [[], []];
+    const addShards = (decided: readonly ShardEvents[]) => {
+      for (const s of decided) shardAppends[s.shard]!.push(s.events);
+    };
+    addShards(created.shards);
+    addShards(restocked.shards);
+
+    const stockAfterRestock = shardAppends.map((appends) =>
+      foldEvents(shardFold, shardFold.initial, appends.flat()),
+    );
+    const parts = planReservation(
+      stockAfterRestock.map((s, shard) => ({ shard, available: s.available })),
+      8,
+    );
+    expect(parts).toEqual([
+      { shard: 0, quantity: 7 },
+      { shard: 1, quantity: 1 },
+    ]);
+    const reserved = reserve({ reservationId, productId, parts: parts!, expiresAt: at(900), now: at(1) });
+    addShards(reserved.shards);
+    const reservation = foldEvents(reservationFold, null, reserved.reservation) as Reservation;
+    const released = release(reservation, 'RELEASED');
+    addShards(released.shards);
+
+    const productItems = appendsOf('Product', productFold, productId, [created.product, restocked.product]);
+    const shards = shardAppends.map((appends, i) =>
+      appendsOf('StockShard', shardFold, shardId(productId, i), appends),
+    );
+    const reservationItems = appendsOf('Reservation', reservationFold, reservationId, [
+      reserved.reservation,
+      released.reservation,
+    ] as ReservationEvent[][]);
+    return { productItems, shards, reservationItems };
+  }
+
+  const history = inventoryHistory();
+  const allItems = [
+    ...history.productItems.items,
+    ...history.shards.flatMap((s) => s.items),
+    ...history.reservationItems.items,
+  ];
+  const [placedItem, releasedItem] = history.reservationItems.items as [Item, Item];
+
+  const heldIds = async (table: string) => {
+    const { Items = [] } = await documents.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: EXPIRY_INDEX,
+        KeyConditionExpression: 'expiryPartition = :p AND expiresAt <= :t',
+        ExpressionAttributeValues: { ':p': expiryPartition(reservationId), ':t': at(3_600).toISOString() },
+      }),
+    );
+    return Items.map((i) => i.id);
+  };
+
+  const invariant = (s: Stock) => s.available + s.reserved + s.sold === s.received;
+
+  it('builds the history the test means: 2 shards of several versions, a reservation placed then released', () => {
+    expect(history.shards.map((s) => s.items.map((i) => i.version))).toEqual([
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+    ]);
+    expect(history.shards.map((s) => s.state)).toEqual([
+      { available: 7, reserved: 0, sold: 0, received: 7 },
+      { available: 6, reserved: 0, sold: 0, received: 6 },
+    ]);
+    expect(placedItem).toMatchObject({ version: 1, foldVersion: 1, state: { status: 'RESERVED' } });
+    expect(releasedItem).toMatchObject({ version: 2, foldVersion: 1, state: { status: 'RELEASED' } });
+  });
+
+  it('the product view sums its shards and keeps the invariant, whichever way the batches come', async () => {
+    await deliverEveryWay('inventory', allItems);
+    const views = await expectSameViewsEveryWay('inventory');
+    const view = viewOf(views, productId) as unknown as ProductViewItem;
+    expect(view.product).toEqual(history.productItems.state);
+    expect(view.productVersion).toBe(2);
+    expect(view[shardAttribute(0)]).toEqual({ ...history.shards[0]!.state, version: 4 });
+    expect(view[shardAttribute(1)]).toEqual({ ...history.shards[1]!.state, version: 4 });
+    const shards = shardsOf(view)!;
+    expect(shards.every(invariant)).toBe(true);
+    expect(sumStock(shards)).toEqual({ available: 13, reserved: 0, sold: 0, received: 13 });
+
+    // The released reservation is out of the expiry index in every table.
+    expect(viewOf(views, reservationId)).toEqual({
+      id: reservationId,
+      version: 2,
+      productId,
+      status: 'RELEASED',
+      expiresAt: at(900).toISOString(),
+    });
+    for (const delivery of DELIVERIES) expect(await heldIds(tableFor('inventory', delivery))).toEqual([]);
+  });
+
+  it('while the reservation is held the product view shows it reserved, summing to the invariant', async () => {
+    const handler = projectorFor('inventory', 'steps');
+    const table = tableFor('inventory', 'steps');
+    // Everything up to the reservation, shard versions 3, newest first.
+    const upToReserved = allItems.filter(
+      (i) => i !== releasedItem && !(i.aggregateId.includes('#') && i.version === 4),
+    );
+    await feed(handler, [...upToReserved].reverse());
+    const view = viewOf(await scan(table), productId) as unknown as ProductViewItem;
+    const shards = shardsOf(view)!;
+    expect(shards).toHaveLength(2);
+    expect(shards.every(invariant)).toBe(true);
+    expect(sumStock(shards)).toEqual({ available: 5, reserved: 8, sold: 0, received: 13 });
+  });
+
+  it('the held reservation carries expiryPartition while RESERVED and loses it after release', async () => {
+    const table = tableFor('inventory', 'steps');
+    const handler = projectorFor('inventory', 'steps');
+    // Placed (perhaps again: the previous test projected it too, and a repeat changes nothing).
+    await feed(handler, [placedItem]);
+    expect(viewOf(await scan(table), reservationId)).toEqual({
+      id: reservationId,
+      version: 1,
+      productId,
+      status: 'RESERVED',
+      expiresAt: at(900).toISOString(),
+      expiryPartition: expiryPartition(reservationId),
+    });
+    expect(await heldIds(table)).toEqual([reservationId]);
+
+    await feed(handler, [releasedItem]);
+    const released = viewOf(await scan(table), reservationId);
+    expect(released).toMatchObject({ version: 2, status: 'RELEASED' });
+    expect(released).not.toHaveProperty('expiryPartition');
+    expect(await heldIds(table)).toEqual([]);
+
+    // The placed record again (a retry, or a late delivery) does not bring it back.
+    await feed(handler, [placedItem]);
+    await feed(handler, [placedItem, releasedItem, placedItem]);
+    const after = viewOf(await scan(table), reservationId);
+    expect(after).toEqual(released);
+    expect(await heldIds(table)).toEqual([]);
+  });
+
+  it('released delivered before placed: never indexed as held', async () => {
+    // A fresh table-scoped reservation id so the steps table's earlier state does not matter.
+    const otherId = `res_${'9'.repeat(32)}`;
+    const other = appendsOf('Reservation', reservationFold, otherId, [
+      [
+        {
+          type: 'ReservationPlaced',
+          schemaVersion: 1,
+          data: {
+            reservationId: otherId,
+            productId,
+            quantity: 1,
+            parts: [{ shard: 1, quantity: 1 }],
+            expiresAt: at(900).toISOString(),
+            placedAt: at(1).toISOString(),
+          },
+        },
+      ],
+      [
+        {
+          type: 'ReservationReleased',
+          schemaVersion: 1,
+          data: { reservationId: otherId, reason: 'EXPIRED' },
+        },
+      ],
+    ]);
+    const handler = projectorFor('inventory', 'steps');
+    const table = tableFor('inventory', 'steps');
+    await feed(handler, [other.items[1]!]);
+    await feed(handler, [other.items[0]!]);
+    const view = viewOf(await scan(table), otherId);
+    expect(view).toEqual({
+      id: otherId,
+      version: 2,
+      productId,
+      status: 'EXPIRED',
+      expiresAt: at(900).toISOString(),
+    });
+    const { Items = [] } = await documents.send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: EXPIRY_INDEX,
+        KeyConditionExpression: 'expiryPartition = :p',
+        ExpressionAttributeValues: { ':p': expiryPartition(otherId) },
+      }),
+    );
+    expect(Items.map((i) => i.id)).not.toContain(otherId);
+  });
+});
