@@ -11,6 +11,17 @@ import type { AddressInfo } from 'node:net';
  */
 export type ServiceHandler = (operation: string, input: Record<string, unknown>) => Promise<unknown>;
 
+export type PathHandler = (
+  match: RegExpExecArray,
+  body: Buffer,
+) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+
+interface PathRoute {
+  readonly method: string;
+  readonly path: RegExp;
+  readonly handler: PathHandler;
+}
+
 export type WriteObserver = (
   tableNames: readonly string[],
   operation: string,
@@ -55,7 +66,7 @@ export class AwsEndpoint {
   private server?: Server;
   private readonly services = new Map<string, ServiceHandler>();
   private readonly writeObservers: WriteObserver[] = [];
-  private readonly admin = new Map<string, () => unknown>();
+  private readonly routes: PathRoute[] = [];
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   port = 0;
 
@@ -68,7 +79,12 @@ export class AwsEndpoint {
 
   /** A GET path answering the local cloud's own state (wiring, counters) as JSON. */
   serveAdmin(path: string, answer: () => unknown) {
-    this.admin.set(path, answer);
+    this.servePath('GET', new RegExp(`^${path}$`), async () => ({ status: 200, body: answer() }));
+  }
+
+  /** Serves a REST-style path (Lambda's Invoke, the local admin calls) outside the JSON protocols. */
+  servePath(method: string, path: RegExp, handler: PathHandler) {
+    this.routes.push({ method, path, handler });
   }
 
   onWrite(observer: WriteObserver) {
@@ -82,15 +98,26 @@ export class AwsEndpoint {
   async start(port = 0) {
     this.server = createServer((req, res) => {
       const target = String(req.headers['x-amz-target'] ?? '');
-      const admin = req.method === 'GET' ? this.admin.get(req.url ?? '') : undefined;
-      if (admin) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(admin()));
-        return;
-      }
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks);
+        const path = (req.url ?? '/').split('?')[0]!;
+        for (const route of this.routes) {
+          const match = req.method === route.method ? route.path.exec(path) : null;
+          if (!match) continue;
+          route.handler(match, body).then(
+            (r) =>
+              res
+                .writeHead(r.status, { 'content-type': 'application/json', ...r.headers })
+                .end(JSON.stringify(r.body)),
+            (error: Error) =>
+              res
+                .writeHead(400, { 'content-type': 'application/json' })
+                .end(JSON.stringify({ message: error.message })),
+          );
+          return;
+        }
         if (target.startsWith('DynamoDB_20120810.') || target.startsWith('DynamoDBStreams_20120810.')) {
           this.forwardToDynamo(req, body, (status, headers, payload) => {
             res.writeHead(status, headers).end(payload);

@@ -9,6 +9,8 @@ const { values } = parseArgs({
     'schedule-interval-ms': { type: 'string' },
     'reservation-ttl-seconds': { type: 'string' },
     'saga-deadline-seconds': { type: 'string' },
+    'sweeper-grace-seconds': { type: 'string' },
+    faults: { type: 'string' },
     'assembly-dir': { type: 'string' },
     'echo-function-logs': { type: 'boolean', default: false },
   },
@@ -18,6 +20,7 @@ async function main() {
   const context: Record<string, string> = {};
   if (values['reservation-ttl-seconds']) context.reservationTtlSeconds = values['reservation-ttl-seconds'];
   if (values['saga-deadline-seconds']) context.sagaDeadlineSeconds = values['saga-deadline-seconds'];
+  if (values['sweeper-grace-seconds']) context.sweeperGraceSeconds = values['sweeper-grace-seconds'];
   const cloud = await startLocalCloud({
     port: Number(values.port),
     stage: values.stage,

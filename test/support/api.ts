@@ -85,3 +85,49 @@ export async function localAdmin<T = Record<string, unknown>>(
   const response = await fetch(`${awsEndpoint()}/_local/${path}`);
   return (await response.json()) as T;
 }
+
+/** Injects failures into saga steps of the local cloud (an empty list clears them). */
+export async function setFaults(rules: { state: string; rate: number; error?: string; delayMs?: number }[]) {
+  const response = await fetch(`${awsEndpoint()}/_local/faults`, {
+    method: 'POST',
+    body: JSON.stringify(rules),
+  });
+  if (!response.ok) throw new Error(`faults not set: ${response.status} ${await response.text()}`);
+}
+
+/** Invokes a local function directly, as `aws lambda invoke` would. */
+export async function invokeFunction(logicalIdPrefix: string, payload: unknown) {
+  const { functions } = await localAdmin<{ functions: string[] }>('wiring');
+  const name = functions.find((f) => f.startsWith(logicalIdPrefix));
+  if (!name) throw new Error(`no function ${logicalIdPrefix}*`);
+  const response = await fetch(`${awsEndpoint()}/2015-03-31/functions/${name}/invocations`, {
+    method: 'POST',
+    body: JSON.stringify(payload),
+  });
+  return {
+    status: response.status,
+    error: response.headers.get('x-amz-function-error'),
+    body: await response.json(),
+  };
+}
+
+export interface OrderView {
+  orderId: string;
+  status: 'PENDING' | 'CONFIRMED' | 'CANCELLED';
+  cancellationReason?: string;
+  paymentId?: string;
+  totalCents: number;
+}
+
+/** Places an order and waits until it is final. */
+export async function placeAndSettle(customerId: string, items: { productId: string; quantity: number }[]) {
+  const placed = await post<{ orderId: string; status: string }>('/orders', { customerId, items });
+  if (placed.status !== 202)
+    throw new Error(`order not placed: ${placed.status} ${JSON.stringify(placed.body)}`);
+  const final = await eventually(
+    () => get<OrderView>(`/orders/${placed.body.orderId}`),
+    (r) => r.body.status !== 'PENDING',
+    30_000,
+  );
+  return final.body;
+}

@@ -1,0 +1,241 @@
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import {
+  awsEndpoint,
+  createCustomer,
+  createProduct,
+  eventually,
+  get,
+  invokeFunction,
+  localAdmin,
+  type OrderView,
+  placeAndSettle,
+  post,
+  setFaults,
+} from '../support/api';
+
+interface Stock {
+  available: number;
+  reserved: number;
+  sold: number;
+}
+interface Customer {
+  availableCreditCents: number;
+  creditLimitCents: number;
+}
+interface Trace {
+  status: string;
+  steps: { name: string; status: string; attempts: number; error?: { error: string } }[];
+}
+
+const stockOf = async (productId: string) => (await get<Stock>(`/products/${productId}`)).body;
+const creditOf = async (customerId: string) => (await get<Customer>(`/customers/${customerId}`)).body;
+/** Read models settle a few milliseconds after the saga; wait until they show `expected`. */
+const settles = <T>(read: () => Promise<T>, expected: Partial<T>) =>
+  eventually(read, (v) =>
+    Object.entries(expected).every(([k, x]) => (v as Record<string, unknown>)[k] === x),
+  );
+
+afterEach(() => setFaults([]));
+
+describe('the order saga', () => {
+  test('a placed order is confirmed: stock sold, credit captured, payment recorded', async () => {
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1250 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    expect(order).toMatchObject({ status: 'CONFIRMED', totalCents: 2500 });
+    expect(order.paymentId).toMatch(/^pay_/);
+    await settles(() => stockOf(product.productId), { available: 8, reserved: 0, sold: 2 });
+    await settles(() => creditOf(customer.customerId), { availableCreditCents: 7_500 });
+    const payment = await get(`/payments/${order.paymentId}`);
+    expect(payment.body).toMatchObject({ status: 'CAPTURED', amountCents: 2500, orderId: order.orderId });
+    const trace = await get<Trace>(`/orders/${order.orderId}/saga`);
+    expect(trace.body.status).toBe('SUCCEEDED');
+    expect(trace.body.steps.map((s) => s.name)).toEqual([
+      'BeginSaga',
+      'ReserveStock',
+      'CapturePayment',
+      'ConfirmOrder',
+    ]);
+  });
+
+  test('not enough stock for some item: cancelled OUT_OF_STOCK, nothing reserved or charged', async () => {
+    const customer = await createCustomer();
+    const plenty = await createProduct({ stock: 10 });
+    const scarce = await createProduct({ stock: 1 });
+    const order = await placeAndSettle(customer.customerId, [
+      { productId: plenty.productId, quantity: 3 },
+      { productId: scarce.productId, quantity: 2 },
+    ]);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'OUT_OF_STOCK' });
+    await settles(() => stockOf(plenty.productId), { available: 10, reserved: 0, sold: 0 });
+    await settles(() => stockOf(scarce.productId), { available: 1, reserved: 0, sold: 0 });
+    expect((await creditOf(customer.customerId)).availableCreditCents).toBe(100_000);
+  });
+
+  test('payment declined: cancelled PAYMENT_DECLINED, reservations released, credit untouched', async () => {
+    const customer = await createCustomer({ creditLimitCents: 1_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1250 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'PAYMENT_DECLINED' });
+    await settles(() => stockOf(product.productId), { available: 10, reserved: 0, sold: 0 });
+    expect((await creditOf(customer.customerId)).availableCreditCents).toBe(1_000);
+    expect((await get(`/payments/${order.paymentId}`)).body).toMatchObject({ status: 'DECLINED' });
+    const trace = await get<Trace>(`/orders/${order.orderId}/saga`);
+    expect(trace.body.status).toBe('COMPENSATED');
+    expect(trace.body.steps.map((s) => s.name)).toEqual([
+      'BeginSaga',
+      'ReserveStock',
+      'CapturePayment',
+      'ReleaseStock',
+      'CancelOrder',
+    ]);
+    expect(trace.body.steps[2]).toMatchObject({
+      status: 'FAILED',
+      attempts: 1,
+      error: { error: 'PaymentDeclined' },
+    });
+  });
+
+  test('confirmation fails after payment: refunded, released, cancelled CONFIRMATION_FAILED', async () => {
+    await setFaults([{ state: 'ConfirmOrder', rate: 1, error: 'ConfirmationFailed' }]);
+    const customer = await createCustomer({ creditLimitCents: 5_000 });
+    const product = await createProduct({ stock: 4, priceCents: 1000 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 3 }]);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'CONFIRMATION_FAILED' });
+    await settles(() => stockOf(product.productId), { available: 4, reserved: 0, sold: 0 });
+    await settles(() => creditOf(customer.customerId), { availableCreditCents: 5_000 });
+    expect((await get(`/payments/${order.paymentId}`)).body).toMatchObject({ status: 'REFUNDED' });
+    const trace = await get<Trace>(`/orders/${order.orderId}/saga`);
+    expect(trace.body.status).toBe('COMPENSATED');
+    expect(trace.body.steps.map((s) => s.name)).toEqual([
+      'BeginSaga',
+      'ReserveStock',
+      'CapturePayment',
+      'ConfirmOrder',
+      'RefundPayment',
+      'ReleaseStock',
+      'CancelOrder',
+    ]);
+  });
+
+  test('the trace shows every retry of a step that failed transiently', async () => {
+    // Two transient failures, then success: ReserveStock is attempted three times.
+    await setFaults([{ state: 'ReserveStock', rate: 1, error: 'TransientError', times: 2 } as never]);
+    const customer = await createCustomer();
+    const product = await createProduct({ stock: 5 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    expect(order.status).toBe('CONFIRMED');
+    const trace = await get<Trace>(`/orders/${order.orderId}/saga`);
+    expect(trace.body.steps.find((s) => s.name === 'ReserveStock')).toMatchObject({
+      status: 'SUCCEEDED',
+      attempts: 3,
+    });
+  });
+
+  test('OrderPlaced delivered twice and a step retried after it succeeded: one effect each', async () => {
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1000 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    expect(order.status).toBe('CONFIRMED');
+    const before = (await localAdmin<{ stepFunctions: { executions: number } }>('stats')).stepFunctions
+      .executions;
+
+    // The bus delivers OrderPlaced again: a second execution starts and stops at once.
+    const events = new EventBridgeClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const { functions } = await localAdmin<{ functions: string[] }>('wiring');
+    expect(functions.length).toBeGreaterThan(0);
+    const placedEvent = { type: 'OrderPlaced', aggregateId: order.orderId, data: { orderId: order.orderId } };
+    const busName = (await localAdmin<{ buses: string[] }>('wiring')).buses.find((b) => b !== 'default')!;
+    await events.send(
+      new PutEventsCommand({
+        Entries: [
+          {
+            EventBusName: busName,
+            Source: 'commerce.orders',
+            DetailType: 'OrderPlaced',
+            Detail: JSON.stringify(placedEvent),
+          },
+        ],
+      }),
+    );
+    await eventually(
+      () => localAdmin<{ stepFunctions: { executions: number; running: number } }>('stats'),
+      (s) => s.stepFunctions.executions > before && s.stepFunctions.running === 0,
+    );
+
+    // Each step invoked again after it succeeded.
+    const input = {
+      orderId: order.orderId,
+      customerId: customer.customerId,
+      items: [{ productId: product.productId, quantity: 2, priceCents: 1000 }],
+      totalCents: 2000,
+      deadline: new Date(Date.now() + 60_000).toISOString(),
+    };
+    expect((await invokeFunction('SagaInventorySteps', { ...input, action: 'reserve' })).error).toBeNull();
+    expect((await invokeFunction('SagaPaymentsSteps', { ...input, action: 'capture' })).error).toBeNull();
+    expect((await invokeFunction('SagaOrdersSteps', { ...input, action: 'confirm' })).error).toBeNull();
+
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await stockOf(product.productId)).toMatchObject({ available: 8, reserved: 0, sold: 2 });
+    expect((await creditOf(customer.customerId)).availableCreditCents).toBe(8_000);
+    expect((await get<OrderView>(`/orders/${order.orderId}`)).body).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  test('200 concurrent orders from 20 customers for 50 units with tight credit and transient faults', async () => {
+    await setFaults([
+      { state: 'ReserveStock', rate: 0.1, error: 'TransientError' },
+      { state: 'CapturePayment', rate: 0.1, error: 'TransientError' },
+      { state: 'ConfirmOrder', rate: 0.05, error: 'TransientError' },
+      { state: 'ReleaseStock', rate: 0.1, error: 'TransientError' },
+    ]);
+    const products = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => createProduct({ stock: 10, priceCents: 1000 })),
+    );
+    const customers = await Promise.all(
+      Array.from({ length: 20 }, () => createCustomer({ creditLimitCents: 3_500 })),
+    );
+    const placed = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        post<{ orderId: string }>('/orders', {
+          customerId: customers[i % 20]!.customerId,
+          items: [{ productId: products[i % 5]!.productId, quantity: 1 + (i % 2) }],
+        }),
+      ),
+    );
+    expect(placed.every((p) => p.status === 202)).toBe(true);
+    const finals = await Promise.all(
+      placed.map((p) =>
+        eventually(
+          () => get<OrderView>(`/orders/${p.body.orderId}`),
+          (r) => r.body.status !== 'PENDING',
+          120_000,
+        ),
+      ),
+    );
+    const confirmed = finals.filter((f) => f.body.status === 'CONFIRMED');
+    expect(confirmed.length).toBeGreaterThan(0);
+    await setFaults([]);
+
+    for (const product of products) {
+      const stock = await settles(() => stockOf(product.productId), { reserved: 0 });
+      expect(stock.available + stock.reserved + stock.sold).toBe(10);
+      expect(stock.available).toBeGreaterThanOrEqual(0);
+      const soldByOrders = confirmed
+        .flatMap((f) => (f.body as unknown as { items: { productId: string; quantity: number }[] }).items)
+        .filter((i) => i.productId === product.productId)
+        .reduce((n, i) => n + i.quantity, 0);
+      expect(stock.sold).toBe(soldByOrders);
+    }
+    for (const customer of customers) {
+      const spent = confirmed
+        .filter((f) => (f.body as unknown as { customerId: string }).customerId === customer.customerId)
+        .reduce((n, f) => n + f.body.totalCents, 0);
+      expect(spent).toBeLessThanOrEqual(3_500);
+      await settles(() => creditOf(customer.customerId), { availableCreditCents: 3_500 - spent });
+    }
+  }, 180_000);
+});

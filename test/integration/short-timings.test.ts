@@ -1,0 +1,131 @@
+import { join } from 'node:path';
+import { type LocalProcess, startLocalProcess } from '../support/local-process';
+
+/**
+ * Expiry and deadlines need timings of seconds, not the stage's minutes: this
+ * suite runs its own local cloud, synthesized with a 1 s reservation TTL, a
+ * 2 s saga deadline, a 1 s sweeper grace, and scheduled rules firing every 250 ms.
+ */
+let cloud: LocalProcess;
+const setFaults = async (rules: unknown[]) => {
+  await fetch(`${cloud.awsEndpoint}/_local/faults`, { method: 'POST', body: JSON.stringify(rules) });
+};
+const call = async (method: string, path: string, body?: unknown) => {
+  const r = await fetch(`${cloud.apiUrl}${path}`, {
+    method,
+    ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+};
+
+beforeAll(async () => {
+  cloud = await startLocalProcess([
+    '--port',
+    '0',
+    '--assembly-dir',
+    join(__dirname, '..', '..', 'local', '.cache', 'assembly-expiry'),
+    '--reservation-ttl-seconds',
+    '1',
+    '--saga-deadline-seconds',
+    '2',
+    '--sweeper-grace-seconds',
+    '1',
+    '--schedule-interval-ms',
+    '250',
+  ]);
+}, 240_000);
+afterAll(() => cloud?.stop());
+
+test('a reservation expires at expiresAt and its stock becomes available again', async () => {
+  const product = await call('POST', '/products', {
+    sku: 'EXP-1',
+    name: 'Expiring',
+    priceCents: 100,
+    stock: 5,
+  });
+  const productId = String(product.body.productId);
+  const reserved = await call('POST', `/products/${productId}/reservations`, { quantity: 4 });
+  expect(reserved.status).toBe(201);
+  const expiresAt = Date.parse(String(reserved.body.expiresAt));
+  expect(expiresAt - Date.now()).toBeLessThanOrEqual(1_000);
+
+  let view = (await call('GET', `/products/${productId}`)).body;
+  const deadline = Date.now() + 10_000;
+  while (view.available !== 5 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    view = (await call('GET', `/products/${productId}`)).body;
+  }
+  expect(view).toMatchObject({ available: 5, reserved: 0, sold: 0 });
+  // It was not given back before its time.
+  expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+
+  // Releasing an expired reservation answers as a release and changes nothing.
+  const release = await call(
+    'DELETE',
+    `/products/${productId}/reservations/${String(reserved.body.reservationId)}`,
+  );
+  expect(release).toEqual({
+    status: 200,
+    body: { reservationId: reserved.body.reservationId, status: 'RELEASED' },
+  });
+  expect((await call('GET', `/products/${productId}`)).body).toMatchObject({ available: 5, reserved: 0 });
+});
+
+async function settledOrder(orderId: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const order = (await call('GET', `/orders/${orderId}`)).body;
+    if (order.status !== 'PENDING' || Date.now() > deadline) return order;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function customerAndProduct() {
+  const customer = await call('POST', '/customers', {
+    name: 'Late',
+    email: 'late@example.com',
+    creditLimitCents: 10_000,
+  });
+  const product = await call('POST', '/products', {
+    sku: 'LATE-1',
+    name: 'Late',
+    priceCents: 1000,
+    stock: 5,
+  });
+  return { customerId: String(customer.body.customerId), productId: String(product.body.productId) };
+}
+
+async function expectAllUndone(customerId: string, productId: string) {
+  const deadline = Date.now() + 5_000;
+  let stock = (await call('GET', `/products/${productId}`)).body;
+  while (stock.available !== 5 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stock = (await call('GET', `/products/${productId}`)).body;
+  }
+  expect(stock).toMatchObject({ available: 5, reserved: 0, sold: 0 });
+  expect((await call('GET', `/customers/${customerId}`)).body).toMatchObject({
+    availableCreditCents: 10_000,
+  });
+}
+
+test('a saga past its deadline is undone and the order cancelled with TIMEOUT', async () => {
+  // Payment is reached only after the 2 s deadline: the saga turns to compensation.
+  await setFaults([{ state: 'CapturePayment', rate: 1, delayMs: 2_500 }]);
+  const { customerId, productId } = await customerAndProduct();
+  const placed = await call('POST', '/orders', { customerId, items: [{ productId, quantity: 2 }] });
+  const order = await settledOrder(String(placed.body.orderId));
+  await setFaults([]);
+  expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'TIMEOUT' });
+  await expectAllUndone(customerId, productId);
+});
+
+test('an order whose saga failed is swept: cancelled with TIMEOUT, nothing left held', async () => {
+  // The execution fails for good at its first step and never comes back.
+  await setFaults([{ state: 'BeginSaga', rate: 1, error: 'Broken' }]);
+  const { customerId, productId } = await customerAndProduct();
+  const placed = await call('POST', '/orders', { customerId, items: [{ productId, quantity: 2 }] });
+  const order = await settledOrder(String(placed.body.orderId));
+  await setFaults([]);
+  expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'TIMEOUT' });
+  await expectAllUndone(customerId, productId);
+});
