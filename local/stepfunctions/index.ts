@@ -1,0 +1,811 @@
+import { randomUUID } from 'node:crypto';
+import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises';
+import { ACCOUNT, type Assembly, REGION, type Resolve } from '../assembly';
+import { FunctionError, type LambdaRuntime } from '../lambda/runtime';
+import {
+  MAX_TIMEOUT_SECONDS,
+  runnableDefinition,
+  type StateMachineSpec,
+  stateMachineSpecs,
+  type TaskSpec,
+  taskSpecs,
+} from './definitions';
+import { DEFAULT_FAULT_ERROR, type FaultRule } from './faults';
+
+export { type FaultRule, parseFaults } from './faults';
+
+// aws-local-stepfunctions 3.x calls Promise.withResolvers (Node 22+).
+type WithResolvers = <T>() => {
+  promise: Promise<T>;
+  resolve: (value: T | PromiseLike<T>) => void;
+  reject: (reason?: unknown) => void;
+};
+const PromiseStatics = Promise as unknown as { withResolvers?: WithResolvers };
+PromiseStatics.withResolvers ??= <T>() => {
+  let resolve!: (value: T | PromiseLike<T>) => void;
+  let reject!: (reason?: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+};
+
+// The package is an ES module with a CommonJS build; this project compiles to CommonJS.
+type Interpreter = typeof import('aws-local-stepfunctions', { with: { 'resolution-mode': 'import' }});
+const sfn = require('aws-local-stepfunctions') as Interpreter;
+
+type StateMachine = InstanceType<Interpreter['StateMachine']>;
+type StateMachineDefinition = ConstructorParameters<Interpreter['StateMachine']>[0];
+type RunOptions = NonNullable<Parameters<StateMachine['run']>[1]>;
+type Run = ReturnType<StateMachine['run']>;
+type JsonValue = Parameters<StateMachine['run']>[0];
+type EventLog = Run['eventLogs'] extends AsyncGenerator<infer E> ? E : never;
+type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+
+export interface HistoryEvent {
+  readonly id: number;
+  readonly previousEventId: number;
+  /** Epoch seconds, as the JSON protocol sends timestamps. */
+  readonly timestamp: number;
+  readonly type: string;
+  readonly [details: string]: unknown;
+}
+
+interface Machine extends StateMachineSpec {
+  readonly tasks: ReadonlyMap<string, TaskSpec>;
+  readonly interpreter: StateMachine;
+}
+
+interface Execution {
+  readonly executionArn: string;
+  readonly machine: Machine;
+  readonly name: string;
+  readonly input: string;
+  readonly inputKey: string;
+  readonly startDate: number;
+  status: ExecutionStatus;
+  output?: string;
+  stopDate?: number;
+  error?: string;
+  cause?: string;
+  readonly events: HistoryEvent[];
+  historyDropped?: true;
+  /** Set at the terminal event: nothing more is recorded, no Task starts. */
+  closed: boolean;
+  stopRequest?: { error?: string; cause?: string };
+  abort: () => void;
+  done: Promise<void>;
+}
+
+/** How many finished executions are kept for Describe and List, and how many keep their history too. */
+const KEEP_FINISHED = 50_000;
+const KEEP_HISTORIES = 2_000;
+const NOT_TRUNCATED = { truncated: false };
+/** The cause the interpreter gives a Fail state without `Cause` (AWS gives none). */
+const FAIL_STATE_DEFAULT_CAUSE = 'Execution failed because of a Fail state';
+
+const awsError = (code: string, message: string) => Object.assign(new Error(message), { code });
+const json = (value: unknown) => JSON.stringify(value ?? null);
+const seconds = (ms: number) => ms / 1000;
+
+/** A Task failure as the interpreter sees it: `name` is the ASL error, `message` the cause. */
+class TaskFailure extends Error {
+  constructor(error: string, cause: string) {
+    super(cause);
+    this.name = error;
+  }
+}
+
+function taskFailure(error: unknown): TaskFailure {
+  if (error instanceof TaskFailure) return error;
+  if (error instanceof FunctionError) {
+    // As Lambda reports a Node.js function error, and Step Functions passes on as the cause.
+    const cause = JSON.stringify({
+      errorMessage: error.message,
+      errorType: error.errorType,
+      trace: error.trace,
+    });
+    return new TaskFailure(error.errorType, cause);
+  }
+  return new TaskFailure('Lambda.ServiceException', error instanceof Error ? error.message : String(error));
+}
+
+/** What an interpreter error reports as ASL `Error` and `Cause` (as its own event log does). */
+function errorAndCause(error: unknown): { error?: string; cause?: string } {
+  if (typeof error !== 'object' || error === null) return { error: 'States.Runtime', cause: String(error) };
+  const outer = error as Error;
+  const inner = (
+    error instanceof sfn.ExecutionError && typeof outer.cause === 'object' && outer.cause !== null
+      ? outer.cause
+      : outer
+  ) as Error;
+  let cause: unknown = inner.cause ?? inner.message;
+  if (cause === FAIL_STATE_DEFAULT_CAUSE) cause = undefined;
+  return {
+    // A Fail state without `Error` has none.
+    ...(inner.name === 'FailStateError' ? {} : { error: inner.name }),
+    ...(cause === undefined || cause === ''
+      ? {}
+      : { cause: typeof cause === 'string' ? cause : json(cause) }),
+  };
+}
+
+function validName(name: string) {
+  if (name.length < 1 || name.length > 80) return false;
+  for (const char of name) {
+    const code = char.codePointAt(0)!;
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || /\s/.test(char)) return false;
+    if ('<>{}[]?*"#%\\^|~`$&,;:/'.includes(char)) return false;
+  }
+  return true;
+}
+
+/**
+ * Step Functions for the local cloud. Each state machine of the template is
+ * built once with aws-local-stepfunctions; every Task state runs a local
+ * function through the interpreter's task override (a Task that is not a
+ * local function is a startup error, never a call to AWS). Serves the
+ * `AWSStepFunctions.*` operations with AWS's shapes and keeps an execution
+ * history built from the interpreter's event log and the Task attempts.
+ */
+export class LocalStepFunctions {
+  readonly stateMachines: { logicalId: string; arn: string; name: string; type: 'STANDARD' | 'EXPRESS' }[];
+  readonly stats = { executions: 0, succeeded: 0, failed: 0, stateTransitions: 0, taskInvocations: 0 };
+  private readonly machines = new Map<string, Machine>();
+  private readonly executions = new Map<string, Execution>();
+  private readonly running = new Set<Execution>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Finished executions, oldest first, from `finishedHead`; their histories are kept from `historyHead`. */
+  private finished: Execution[] = [];
+  private finishedHead = 0;
+  private historyHead = 0;
+  private readonly created = Date.now();
+  private stopped = false;
+
+  constructor(
+    assembly: Assembly,
+    resolve: Resolve,
+    private readonly runtime: LambdaRuntime,
+    log: (m: string) => void,
+    /** Read at every Task attempt: the caller may change the rules in place while executions run. */
+    private readonly faults: FaultRule[] = [],
+  ) {
+    for (const spec of stateMachineSpecs(assembly, resolve)) {
+      const tasks = taskSpecs(spec, (name) => runtime.functionIdOf(name));
+      let interpreter: StateMachine;
+      try {
+        interpreter = new sfn.StateMachine(
+          runnableDefinition(spec.definition) as unknown as StateMachineDefinition,
+          {
+            validationOptions: { checkPaths: true, checkArn: true },
+          },
+        );
+      } catch (error) {
+        throw new Error(`state machine ${spec.logicalId}: ${(error as Error).message}`);
+      }
+      this.machines.set(spec.arn, { ...spec, tasks, interpreter });
+    }
+    for (const fault of faults) {
+      if (![...this.machines.values()].some((m) => m.tasks.has(fault.state))) {
+        throw new Error(`fault for ${fault.state}: no Task state of that name`);
+      }
+    }
+    this.stateMachines = [...this.machines.values()].map(({ logicalId, arn, name, type }) => ({
+      logicalId,
+      arn,
+      name,
+      type,
+    }));
+    if (faults.length > 0) {
+      log(`step functions: injecting faults ${faults.map((f) => `${f.state}@${f.rate}`).join(', ')}`);
+    }
+  }
+
+  /** The `AWSStepFunctions.*` operations. */
+  async handle(operation: string, input: Record<string, unknown>): Promise<unknown> {
+    switch (operation) {
+      case 'StartExecution': {
+        const execution = this.start(this.machine(input.stateMachineArn), input.input, input.name);
+        return { executionArn: execution.executionArn, startDate: seconds(execution.startDate) };
+      }
+      case 'StartSyncExecution': {
+        const machine = this.machine(input.stateMachineArn);
+        if (machine.type !== 'EXPRESS') {
+          throw awsError(
+            'StateMachineTypeNotSupported',
+            'StartSyncExecution runs EXPRESS state machines only',
+          );
+        }
+        const execution = this.start(machine, input.input, input.name);
+        await execution.done;
+        return {
+          ...this.describe(execution),
+          billingDetails: { billedMemoryUsedInMB: 64, billedDurationInMilliseconds: 100 },
+        };
+      }
+      case 'DescribeExecution':
+        return this.describe(this.execution(input.executionArn));
+      case 'GetExecutionHistory':
+        return this.history(this.execution(input.executionArn), input);
+      case 'ListExecutions':
+        return this.list(input);
+      case 'StopExecution': {
+        const execution = this.execution(input.executionArn);
+        await this.stopExecution(
+          execution,
+          input.error as string | undefined,
+          input.cause as string | undefined,
+        );
+        return { stopDate: seconds(execution.stopDate ?? Date.now()) };
+      }
+      case 'DescribeStateMachine': {
+        const m = this.machine(input.stateMachineArn);
+        return {
+          stateMachineArn: m.arn,
+          name: m.name,
+          status: 'ACTIVE',
+          definition: m.definitionText,
+          ...(m.roleArn ? { roleArn: m.roleArn } : {}),
+          type: m.type,
+          creationDate: seconds(this.created),
+        };
+      }
+      case 'ListStateMachines':
+        return {
+          stateMachines: [...this.machines.values()].map((m) => ({
+            stateMachineArn: m.arn,
+            name: m.name,
+            type: m.type,
+            creationDate: seconds(this.created),
+          })),
+        };
+      default:
+        throw awsError('UnknownOperationException', `Step Functions ${operation} is not served locally`);
+    }
+  }
+
+  /** Starts an execution with `input` (a JSON value), as an EventBridge target does; takes the ARN or the logical id. */
+  async startExecution(stateMachineArn: string, input: unknown, name?: string) {
+    const byId = [...this.machines.values()].find((m) => m.logicalId === stateMachineArn);
+    const execution = this.start(byId ?? this.machine(stateMachineArn), json(input), name);
+    return { executionArn: execution.executionArn, startDate: seconds(execution.startDate) };
+  }
+
+  /** Executions running now. */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /** Resolves when every running execution has ended and every Task invocation has returned. */
+  async drain(): Promise<void> {
+    while (this.running.size > 0 || this.inFlight.size > 0) {
+      await Promise.allSettled([...[...this.running].map((e) => e.done), ...this.inFlight]);
+    }
+  }
+
+  /** Aborts every running execution (and refuses new ones). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(
+      [...this.running].map((e) => this.stopExecution(e, 'States.Aborted', 'the local cloud stopped')),
+    );
+  }
+
+  private machine(arn: unknown): Machine {
+    if (typeof arn !== 'string' || !arn.startsWith('arn:'))
+      throw awsError('InvalidArn', `invalid ARN: ${arn}`);
+    const machine = this.machines.get(arn);
+    if (!machine) throw awsError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${arn}'`);
+    return machine;
+  }
+
+  private execution(arn: unknown): Execution {
+    if (typeof arn !== 'string' || !arn.startsWith('arn:'))
+      throw awsError('InvalidArn', `invalid ARN: ${arn}`);
+    const execution = this.executions.get(arn);
+    if (!execution) throw awsError('ExecutionDoesNotExist', `Execution Does Not Exist: '${arn}'`);
+    return execution;
+  }
+
+  private start(machine: Machine, inputText: unknown, requestedName: unknown): Execution {
+    if (this.stopped) throw awsError('ServiceUnavailable', 'the local cloud is stopping');
+    if (requestedName !== undefined && (typeof requestedName !== 'string' || !validName(requestedName))) {
+      throw awsError('InvalidName', `Invalid Name: '${requestedName}'`);
+    }
+    const input = inputText === undefined ? '{}' : String(inputText);
+    let value: JsonValue;
+    try {
+      value = JSON.parse(input) as JsonValue;
+    } catch {
+      throw awsError('InvalidExecutionInput', `Invalid State Machine Execution Input: '${input}'`);
+    }
+    const name = (requestedName as string | undefined) ?? randomUUID();
+    const inputKey = JSON.stringify(value);
+    const base = `arn:aws:states:${REGION}:${ACCOUNT}`;
+    const executionArn =
+      machine.type === 'STANDARD'
+        ? `${base}:execution:${machine.name}:${name}`
+        : `${base}:express:${machine.name}:${name}:${randomUUID()}`;
+    const existing = this.executions.get(executionArn);
+    if (existing) {
+      // AWS: the same name and input as an open execution is the same execution; otherwise an error.
+      if (existing.status === 'RUNNING' && existing.inputKey === inputKey) return existing;
+      throw awsError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
+    }
+    return this.launch(machine, executionArn, name, input, inputKey, value);
+  }
+
+  private launch(
+    machine: Machine,
+    executionArn: string,
+    name: string,
+    input: string,
+    inputKey: string,
+    value: JsonValue,
+  ): Execution {
+    const execution: Execution = {
+      executionArn,
+      machine,
+      name,
+      input,
+      inputKey,
+      startDate: Date.now(),
+      status: 'RUNNING',
+      events: [],
+      closed: false,
+      abort: () => {},
+      done: Promise.resolve(),
+    };
+    this.executions.set(executionArn, execution);
+    this.running.add(execution);
+    this.stats.executions++;
+    const handlers: TaskHandlers = {};
+    for (const task of machine.tasks.values()) {
+      handlers[task.state] = (taskInput) => this.runTask(execution, task, taskInput);
+    }
+    const run = machine.interpreter.run(value, {
+      overrides: { taskResourceLocalHandlers: handlers },
+      context: {
+        Execution: {
+          Id: executionArn,
+          Name: name,
+          ...(machine.roleArn ? { RoleArn: machine.roleArn } : {}),
+          RedriveCount: 0,
+        },
+        StateMachine: { Id: machine.arn, Name: machine.name },
+      },
+    });
+    execution.abort = run.abort;
+    const history = (async () => {
+      for await (const event of run.eventLogs) this.onEvent(execution, event);
+    })();
+    execution.done = Promise.allSettled([run.result, history]).then(([outcome]) =>
+      this.finish(execution, outcome),
+    );
+    return execution;
+  }
+
+  private record(execution: Execution, type: string, details: Record<string, unknown> = {}, at = Date.now()) {
+    if (execution.closed) return;
+    const id = execution.events.length + 1;
+    // As AWS numbers them: the first state entered follows from no event.
+    execution.events.push({
+      id,
+      previousEventId: id === 2 ? 0 : id - 1,
+      timestamp: seconds(at),
+      type,
+      ...details,
+    });
+  }
+
+  private close(execution: Execution, type: string, details: Record<string, unknown>, at: number) {
+    this.record(execution, type, details, at);
+    execution.closed = true;
+    execution.stopDate ??= at;
+  }
+
+  /** Turns the interpreter's event log into AWS history events (Task attempts are recorded by runTask). */
+  private onEvent(execution: Execution, event: EventLog) {
+    const at = event.timestamp;
+    switch (event.type) {
+      case 'ExecutionStarted':
+        this.record(
+          execution,
+          'ExecutionStarted',
+          {
+            executionStartedEventDetails: {
+              input: execution.input,
+              inputDetails: NOT_TRUNCATED,
+              ...(execution.machine.roleArn ? { roleArn: execution.machine.roleArn } : {}),
+            },
+          },
+          at,
+        );
+        return;
+      case 'StateEntered': {
+        const { name, type, input } = event.state;
+        if (!execution.closed) this.stats.stateTransitions++;
+        this.record(
+          execution,
+          `${type}StateEntered`,
+          { stateEnteredEventDetails: { name, input: json(input), inputDetails: NOT_TRUNCATED } },
+          at,
+        );
+        if (type === 'Parallel' || type === 'Map') this.record(execution, `${type}StateStarted`, {}, at);
+        return;
+      }
+      case 'StateExited': {
+        const { name, type, output } = event.state;
+        if (type === 'Parallel' || type === 'Map') this.record(execution, `${type}StateSucceeded`, {}, at);
+        this.record(
+          execution,
+          `${type}StateExited`,
+          { stateExitedEventDetails: { name, output: json(output), outputDetails: NOT_TRUNCATED } },
+          at,
+        );
+        return;
+      }
+      case 'StateFailed':
+        if (event.state.type === 'Parallel' || event.state.type === 'Map') {
+          this.record(execution, `${event.state.type}StateFailed`, {}, at);
+        }
+        return;
+      case 'MapIterationStarted':
+      case 'MapIterationSucceeded':
+      case 'MapIterationFailed': {
+        const key = `${event.type.charAt(0).toLowerCase()}${event.type.slice(1)}EventDetails`;
+        this.record(
+          execution,
+          event.type,
+          { [key]: { name: event.parentState.name, index: event.index } },
+          at,
+        );
+        return;
+      }
+      case 'ExecutionSucceeded':
+        this.close(
+          execution,
+          'ExecutionSucceeded',
+          { executionSucceededEventDetails: { output: json(event.output), outputDetails: NOT_TRUNCATED } },
+          at,
+        );
+        return;
+      case 'ExecutionFailed': {
+        const failure = errorAndCause(Object.assign(new Error(), { name: event.Error, cause: event.Cause }));
+        this.close(execution, 'ExecutionFailed', { executionFailedEventDetails: failure }, at);
+        return;
+      }
+      case 'ExecutionTimeout':
+        this.close(
+          execution,
+          'ExecutionTimedOut',
+          { executionTimedOutEventDetails: { error: 'States.Timeout', cause: 'The execution timed out' } },
+          at,
+        );
+        return;
+      case 'ExecutionAborted':
+        this.close(
+          execution,
+          'ExecutionAborted',
+          { executionAbortedEventDetails: { ...execution.stopRequest } },
+          at,
+        );
+        return;
+      default:
+        // StateRetried, StateCaught and Parallel branch events have no history event of their own.
+        return;
+    }
+  }
+
+  private finish(execution: Execution, outcome: PromiseSettledResult<JsonValue>) {
+    execution.closed = true;
+    execution.abort = () => {}; // lets the run's state go
+    execution.stopDate ??= Date.now();
+    if (outcome.status === 'fulfilled') {
+      execution.status = 'SUCCEEDED';
+      execution.output = json(outcome.value);
+    } else if (outcome.reason instanceof sfn.ExecutionAbortedError) {
+      execution.status = 'ABORTED';
+      Object.assign(execution, execution.stopRequest);
+    } else if (outcome.reason instanceof sfn.ExecutionTimeoutError) {
+      execution.status = 'TIMED_OUT';
+      execution.error = 'States.Timeout';
+      execution.cause = 'The execution timed out';
+    } else {
+      execution.status = 'FAILED';
+      Object.assign(execution, errorAndCause(outcome.reason));
+    }
+    if (execution.status === 'SUCCEEDED') this.stats.succeeded++;
+    else this.stats.failed++;
+    this.running.delete(execution);
+    this.finished.push(execution);
+    while (this.finished.length - this.historyHead > KEEP_HISTORIES) {
+      const old = this.finished[this.historyHead++]!;
+      old.events.length = 0;
+      old.historyDropped = true;
+    }
+    while (this.finished.length - this.finishedHead > KEEP_FINISHED) {
+      this.executions.delete(this.finished[this.finishedHead++]!.executionArn);
+    }
+    if (this.finishedHead > 10_000) {
+      this.finished = this.finished.slice(this.finishedHead);
+      this.historyHead -= this.finishedHead;
+      this.finishedHead = 0;
+    }
+  }
+
+  private async stopExecution(execution: Execution, error?: string, cause?: string) {
+    if (execution.status === 'RUNNING' && !execution.closed && !execution.stopRequest) {
+      execution.stopRequest = {
+        ...(error === undefined ? {} : { error }),
+        ...(cause === undefined ? {} : { cause }),
+      };
+      execution.abort();
+    }
+    await execution.done;
+  }
+
+  /**
+   * One attempt of a Task state, called by the interpreter (again for each
+   * retry). Records TaskScheduled/TaskStarted and the outcome; injects faults;
+   * enforces `TimeoutSeconds` in the history (the interpreter's own timer,
+   * started just after this one, fails the state with States.Timeout).
+   */
+  private async runTask(execution: Execution, task: TaskSpec, input: JsonValue): Promise<JsonValue> {
+    if (execution.closed || execution.stopRequest) throw ended();
+    const timeoutSeconds =
+      task.timeoutSeconds === undefined ? undefined : Math.min(task.timeoutSeconds, MAX_TIMEOUT_SECONDS);
+    let open = true;
+    const end = (outcome: 'Succeeded' | 'Failed' | 'TimedOut', details: Record<string, unknown>) => {
+      if (!open) return;
+      open = false;
+      this.recordTaskEnd(execution, task, outcome, details);
+    };
+    const timer =
+      timeoutSeconds === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              end('TimedOut', {
+                error: 'States.Timeout',
+                cause: `Task timed out after ${timeoutSeconds} seconds`,
+              }),
+            timeoutSeconds * 1000,
+          );
+    try {
+      // Let the event log catch up, so that this attempt follows its StateEntered in the history.
+      await nextMacrotask();
+      if (execution.closed || execution.stopRequest) {
+        open = false;
+        throw ended();
+      }
+      this.recordTaskStart(execution, task, input, timeoutSeconds);
+      this.stats.taskInvocations++;
+      const attempt = this.attempt(task, input);
+      const tracked = attempt.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.inFlight.add(tracked);
+      void tracked.then(() => this.inFlight.delete(tracked));
+      let result: JsonValue;
+      try {
+        result = await attempt;
+      } catch (error) {
+        const failure = taskFailure(error);
+        end('Failed', { error: failure.name, cause: failure.message });
+        throw failure;
+      }
+      end('Succeeded', { output: json(result), outputDetails: NOT_TRUNCATED });
+      return result;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async attempt(task: TaskSpec, input: JsonValue): Promise<JsonValue> {
+    for (const rule of this.faults) {
+      if (rule.state !== task.state || Math.random() >= rule.rate) continue;
+      if (rule.delayMs) await sleep(rule.delayMs);
+      if (rule.error !== undefined || !rule.delayMs) {
+        throw new TaskFailure(
+          rule.error ?? DEFAULT_FAULT_ERROR,
+          rule.cause ?? `fault injected into ${task.state}`,
+        );
+      }
+    }
+    if (task.kind === 'function') return (await this.runtime.invoke(task.functionId!, input)) as JsonValue;
+    const parameters = (input ?? {}) as { FunctionName?: unknown; Payload?: unknown };
+    let functionId = task.functionId;
+    if (functionId === undefined) {
+      try {
+        functionId = this.runtime.functionIdOf(String(parameters.FunctionName));
+      } catch {
+        throw new TaskFailure(
+          'Lambda.ResourceNotFoundException',
+          `Function not found: ${String(parameters.FunctionName)} (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException)`,
+        );
+      }
+    }
+    const payload = (await this.runtime.invoke(functionId, parameters.Payload ?? {})) as JsonValue;
+    const requestId = randomUUID();
+    const headers = {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(json(payload))),
+      Date: new Date().toUTCString(),
+      'X-Amz-Executed-Version': '$LATEST',
+      'x-amzn-RequestId': requestId,
+    };
+    return {
+      ExecutedVersion: '$LATEST',
+      Payload: payload,
+      StatusCode: 200,
+      SdkHttpMetadata: {
+        AllHttpHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+        HttpHeaders: headers,
+        HttpStatusCode: 200,
+      },
+      SdkResponseMetadata: { RequestId: requestId },
+    };
+  }
+
+  private recordTaskStart(execution: Execution, task: TaskSpec, input: JsonValue, timeoutSeconds?: number) {
+    const timeout = timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds };
+    if (task.kind === 'invoke') {
+      this.record(execution, 'TaskScheduled', {
+        taskScheduledEventDetails: {
+          resourceType: 'lambda',
+          resource: 'invoke',
+          region: REGION,
+          parameters: json(input),
+          ...timeout,
+        },
+      });
+      this.record(execution, 'TaskStarted', {
+        taskStartedEventDetails: { resourceType: 'lambda', resource: 'invoke' },
+      });
+    } else {
+      this.record(execution, 'LambdaFunctionScheduled', {
+        lambdaFunctionScheduledEventDetails: {
+          resource: task.resource,
+          input: json(input),
+          inputDetails: NOT_TRUNCATED,
+          ...timeout,
+        },
+      });
+      this.record(execution, 'LambdaFunctionStarted');
+    }
+  }
+
+  private recordTaskEnd(
+    execution: Execution,
+    task: TaskSpec,
+    outcome: 'Succeeded' | 'Failed' | 'TimedOut',
+    details: Record<string, unknown>,
+  ) {
+    if (task.kind === 'invoke') {
+      this.record(execution, `Task${outcome}`, {
+        [`task${outcome}EventDetails`]: { resourceType: 'lambda', resource: 'invoke', ...details },
+      });
+    } else {
+      this.record(execution, `LambdaFunction${outcome}`, {
+        [`lambdaFunction${outcome}EventDetails`]: details,
+      });
+    }
+  }
+
+  private describe(e: Execution) {
+    return {
+      executionArn: e.executionArn,
+      stateMachineArn: e.machine.arn,
+      name: e.name,
+      status: e.status,
+      startDate: seconds(e.startDate),
+      ...(e.status !== 'RUNNING' && e.stopDate !== undefined ? { stopDate: seconds(e.stopDate) } : {}),
+      input: e.input,
+      inputDetails: { included: true },
+      ...(e.output !== undefined ? { output: e.output, outputDetails: { included: true } } : {}),
+      ...(e.error !== undefined ? { error: e.error } : {}),
+      ...(e.cause !== undefined ? { cause: e.cause } : {}),
+    };
+  }
+
+  private history(execution: Execution, input: Record<string, unknown>) {
+    if (execution.historyDropped) {
+      throw awsError(
+        'ExecutionHistoryNotKept',
+        `the local cloud keeps the history of the last ${KEEP_HISTORIES} finished executions only`,
+      );
+    }
+    const maxResults = Number(input.maxResults ?? 0);
+    if (!Number.isInteger(maxResults) || maxResults < 0 || maxResults > 1000) {
+      throw awsError('ValidationException', 'maxResults must be from 0 to 1000');
+    }
+    const pageSize = maxResults || 100;
+    const reverse = input.reverseOrder === true;
+    const events = execution.events;
+    let next = reverse ? events.length : 1;
+    if (input.nextToken !== undefined)
+      next = this.readToken(input.nextToken, `${execution.executionArn}|${reverse}`);
+    const page: HistoryEvent[] = [];
+    while (page.length < pageSize && next >= 1 && next <= events.length) {
+      page.push(events[next - 1]!);
+      next += reverse ? -1 : 1;
+    }
+    const withData = input.includeExecutionData !== false;
+    return {
+      events: withData ? page : page.map(withoutData),
+      ...(next >= 1 && next <= events.length
+        ? { nextToken: this.token(`${execution.executionArn}|${reverse}`, next) }
+        : {}),
+    };
+  }
+
+  private list(input: Record<string, unknown>) {
+    const machine = this.machine(input.stateMachineArn);
+    const filter = input.statusFilter as ExecutionStatus | undefined;
+    const maxResults = Number(input.maxResults ?? 0);
+    if (!Number.isInteger(maxResults) || maxResults < 0 || maxResults > 1000) {
+      throw awsError('ValidationException', 'maxResults must be from 0 to 1000');
+    }
+    const matching = [...this.executions.values()]
+      .filter((e) => e.machine === machine && (filter === undefined || e.status === filter))
+      .reverse();
+    const from =
+      input.nextToken === undefined ? 0 : this.readToken(input.nextToken, `${machine.arn}|${filter}`);
+    const page = matching.slice(from, from + (maxResults || 100));
+    const next = from + page.length;
+    return {
+      executions: page.map((e) => ({
+        executionArn: e.executionArn,
+        stateMachineArn: machine.arn,
+        name: e.name,
+        status: e.status,
+        startDate: seconds(e.startDate),
+        ...(e.status !== 'RUNNING' && e.stopDate !== undefined ? { stopDate: seconds(e.stopDate) } : {}),
+      })),
+      ...(next < matching.length ? { nextToken: this.token(`${machine.arn}|${filter}`, next) } : {}),
+    };
+  }
+
+  private token(scope: string, position: number) {
+    return Buffer.from(JSON.stringify({ scope, position })).toString('base64url');
+  }
+
+  private readToken(token: unknown, scope: string): number {
+    try {
+      const parsed = JSON.parse(Buffer.from(String(token), 'base64url').toString('utf8')) as {
+        scope?: unknown;
+        position?: unknown;
+      };
+      if (parsed.scope === scope && Number.isInteger(parsed.position)) return parsed.position as number;
+    } catch {
+      // fall through
+    }
+    throw awsError('InvalidToken', 'Invalid Token');
+  }
+}
+
+/** The attempt of a Task after its execution ended (the interpreter may retry once more after an abort). */
+function ended() {
+  return Object.assign(new Error('the execution has ended'), {
+    name: 'States.Runtime',
+    isRetryable: false,
+    isCatchable: false,
+  });
+}
+
+const DATA_FIELDS = new Set(['input', 'inputDetails', 'output', 'outputDetails', 'parameters']);
+
+function withoutData(event: HistoryEvent): HistoryEvent {
+  return Object.fromEntries(
+    Object.entries(event).map(([key, value]) =>
+      key.endsWith('EventDetails') && value && typeof value === 'object'
+        ? [key, Object.fromEntries(Object.entries(value).filter(([field]) => !DATA_FIELDS.has(field)))]
+        : [key, value],
+    ),
+  ) as HistoryEvent;
+}
