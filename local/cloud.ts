@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 import { readAssembly, resolver } from './assembly';
-import { AwsEndpoint } from './aws-endpoint';
+import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { DynamoJsonClient } from './dynamo-client';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
 import { LocalHttpApi, routeSpecs } from './http-api';
-import { functionSpecs, LambdaRuntime } from './lambda/runtime';
+import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { CACHE_DIR } from './maven';
 import { LocalQueues } from './queues';
+import { type FaultRule, LocalStepFunctions } from './stepfunctions';
 import { mappingSpecs, StreamPoller } from './streams';
 import { PROJECT_ROOT, synthesize } from './synth';
 import { createTables } from './tables';
@@ -25,6 +26,8 @@ export interface LocalCloudOptions {
   readonly scheduleIntervalMs?: number;
   /** Where function logs, dead letters and DynamoDB Local's files go. */
   readonly workDir?: string;
+  /** Failures injected into saga Task states from the start (they can be changed later through the admin API). */
+  readonly faults?: FaultRule[];
   /** Also print function logs to this process's output. */
   readonly echoFunctionLogs?: boolean;
   readonly log?: (message: string) => void;
@@ -121,6 +124,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       }
     });
 
+    // Kept by reference: the admin API replaces the rules while the cloud runs.
+    const faults: FaultRule[] = [...(options.faults ?? [])];
+    const stepFunctions = new LocalStepFunctions(assembly, resolve, runtime, log, faults);
+    endpoint.register('AWSStepFunctions.', (operation, input) => stepFunctions.handle(operation, input));
+    stoppers.push(async () => {
+      await stepFunctions.stop();
+    });
+
     const bus = new LocalEventBridge(
       assembly,
       ruleSpecs(assembly, resolve),
@@ -128,11 +139,41 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         lambda: async (arn, input) => {
           await runtime.invoke(runtime.functionIdOf(arn), input);
         },
+        states: async (arn, input) => {
+          await stepFunctions.startExecution(arn, input);
+        },
         sqs: (arn, input) => queues.send(arn, input),
       },
       log,
     );
     endpoint.register('AWSEvents.', (operation, input) => bus.handle(operation, input));
+    // `aws lambda invoke`: Lambda's REST Invoke, with a function error reported as Lambda does.
+    endpoint.servePath(
+      'POST',
+      /^\/2015-03-31\/functions\/([^/]+)\/invocations$/,
+      async (match, body): ReturnType<PathHandler> => {
+        const functionId = runtime.functionIdOf(decodeURIComponent(match[1]!));
+        try {
+          const result = await runtime.invoke(
+            functionId,
+            body.length ? JSON.parse(body.toString('utf8')) : {},
+          );
+          return { status: 200, body: result, headers: { 'x-amz-executed-version': '$LATEST' } };
+        } catch (error) {
+          if (!(error instanceof FunctionError)) throw error;
+          return {
+            status: 200,
+            headers: { 'x-amz-function-error': 'Unhandled' },
+            body: { errorType: error.errorType, errorMessage: error.message, trace: error.trace },
+          };
+        }
+      },
+    );
+    endpoint.servePath('POST', /^\/_local\/faults$/, async (_match, body) => {
+      const rules = JSON.parse(body.toString('utf8') || '[]') as FaultRule[];
+      faults.splice(0, faults.length, ...rules);
+      return { status: 200, body: { faults } };
+    });
     stoppers.push(async () => {
       bus.stop();
       await bus.drain();
@@ -154,6 +195,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       tables: [...tables.keys()],
       eventSourceMappings: pollers.map((p) => p.spec.logicalId),
       rules: bus.rules.map((r) => r.logicalId),
+      stateMachines: stepFunctions.stateMachines.map((m) => m.logicalId),
+      buses: bus.busNames,
       queues: queues.arns.map((arn) => arn.split(':').at(-1)!),
     };
     endpoint.serveAdmin('/_local/wiring', () => wiring);
@@ -161,6 +204,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       ...telemetry.snapshot(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
       eventBridge: bus.stats,
+      stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),
     }));
     endpoint.serveAdmin('/_local/reset-stats', () => {
@@ -194,4 +238,5 @@ export const RUN_LOCALLY = new Set([
   'AWS::Events::EventBus',
   'AWS::Events::Rule',
   'AWS::SQS::Queue',
+  'AWS::StepFunctions::StateMachine',
 ]);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { startLocalCloud } from './cloud';
+import { parseFaults } from './stepfunctions';
 
 // `npm start`: runs the synthesized app on 127.0.0.1 until Ctrl-C.
 const { values } = parseArgs({
@@ -27,6 +28,7 @@ async function main() {
     context,
     ...(values['assembly-dir'] ? { assemblyDir: values['assembly-dir'] } : {}),
     ...(values['schedule-interval-ms'] ? { scheduleIntervalMs: Number(values['schedule-interval-ms']) } : {}),
+    faults: parseFaults(values.faults),
     echoFunctionLogs: values['echo-function-logs'],
   });
   const { wiring } = cloud;

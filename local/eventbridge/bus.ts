@@ -110,6 +110,10 @@ export class LocalEventBridge {
     }
   }
 
+  get busNames(): string[] {
+    return [...this.buses];
+  }
+
   private invokerFor(arn: string): TargetInvoker {
     const service = arn.split(':')[2]!;
     const invoker = this.targets[service];

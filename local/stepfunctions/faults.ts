@@ -10,6 +10,8 @@ export interface FaultRule {
   error?: string;
   cause?: string;
   delayMs?: number;
+  /** Applies to this many attempts at most, then no more (e.g. "fail twice, then let it through"). */
+  times?: number;
 }
 
 export const DEFAULT_FAULT_ERROR = 'Injected.Fault';
@@ -38,6 +40,12 @@ export function parseFaults(spec: string | undefined): FaultRule[] {
             throw new Error(`fault "${text}": delayMs must be a whole number of milliseconds`);
           }
           break;
+        case 'times':
+          rule.times = Number(value);
+          if (value === '' || !Number.isInteger(rule.times) || rule.times < 1) {
+            throw new Error(`fault "${text}": times must be a whole number ≥ 1`);
+          }
+          break;
         case 'error':
           if (!value) throw new Error(`fault "${text}": empty error`);
           rule.error = value;
@@ -46,7 +54,7 @@ export function parseFaults(spec: string | undefined): FaultRule[] {
           rule.cause = value;
           break;
         default:
-          throw new Error(`fault "${text}": unknown field ${key} (rate, delayMs, error, cause)`);
+          throw new Error(`fault "${text}": unknown field ${key} (rate, delayMs, error, cause, times)`);
       }
     }
     return rule;

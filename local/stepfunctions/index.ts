@@ -609,6 +609,10 @@ export class LocalStepFunctions {
   private async attempt(task: TaskSpec, input: JsonValue): Promise<JsonValue> {
     for (const rule of this.faults) {
       if (rule.state !== task.state || Math.random() >= rule.rate) continue;
+      if (rule.times !== undefined) {
+        if (rule.times <= 0) continue;
+        rule.times--;
+      }
       if (rule.delayMs) await sleep(rule.delayMs);
       if (rule.error !== undefined || !rule.delayMs) {
         throw new TaskFailure(

@@ -120,7 +120,7 @@ describe('the order saga', () => {
 
   test('the trace shows every retry of a step that failed transiently', async () => {
     // Two transient failures, then success: ReserveStock is attempted three times.
-    await setFaults([{ state: 'ReserveStock', rate: 1, error: 'TransientError', times: 2 } as never]);
+    await setFaults([{ state: 'ReserveStock', rate: 1, error: 'TransientError', times: 2 }]);
     const customer = await createCustomer();
     const product = await createProduct({ stock: 5 });
     const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);

@@ -87,7 +87,9 @@ export async function localAdmin<T = Record<string, unknown>>(
 }
 
 /** Injects failures into saga steps of the local cloud (an empty list clears them). */
-export async function setFaults(rules: { state: string; rate: number; error?: string; delayMs?: number }[]) {
+export async function setFaults(
+  rules: { state: string; rate: number; error?: string; delayMs?: number; times?: number }[],
+) {
   const response = await fetch(`${awsEndpoint()}/_local/faults`, {
     method: 'POST',
     body: JSON.stringify(rules),
