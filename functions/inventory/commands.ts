@@ -28,6 +28,7 @@ import {
   shardCountFor,
   shardId,
   sumStock,
+  voidReservation,
 } from './domain';
 import { allShards, type InventoryStores } from './store';
 
@@ -190,12 +191,27 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     });
   }
 
-  /** Releases every reservation the saga made for an order; those never made or no longer held are skipped. */
+  /**
+   * Releases every reservation the saga made for an order. One that was never
+   * made is voided instead, so that a reserve attempt still in flight cannot
+   * make it later; one already released, expired or voided is left alone.
+   */
   async function releaseForOrder(orderId: string, items: readonly { productId: string }[], meta: AppendMeta) {
     for (const item of items) {
       const id = sagaReservationId(orderId, item.productId);
-      const { state } = await reservations.load(id);
-      if (state?.status === 'RESERVED') await releaseReservation(undefined, id, 'RELEASED', meta);
+      await retryOnConflict(async () => {
+        const { state } = await reservations.load(id);
+        if (state?.status === 'RESERVED') await releaseReservation(undefined, id, 'RELEASED', meta);
+        if (!state) {
+          const events = voidReservation({
+            reservationId: id,
+            productId: item.productId,
+            orderId,
+            now: meta.now,
+          });
+          await reservations.append(id, 0, events, null, meta);
+        }
+      });
     }
   }
 

@@ -114,7 +114,8 @@ export interface ReservationPart {
   readonly quantity: number;
 }
 
-export type ReservationStatus = 'RESERVED' | 'RELEASED' | 'EXPIRED' | 'COMMITTED';
+/** VOID: a saga's reservation that compensation ruled out before it was made (see `voidReservation`). */
+export type ReservationStatus = 'RESERVED' | 'RELEASED' | 'EXPIRED' | 'COMMITTED' | 'VOID';
 
 export interface Reservation {
   readonly reservationId: string;
@@ -143,7 +144,11 @@ export type ReservationEvent =
       }
     >
   | DomainEvent<'ReservationReleased', { reservationId: string; reason: 'RELEASED' | 'EXPIRED' }>
-  | DomainEvent<'ReservationCommitted', { reservationId: string; orderId?: string }>;
+  | DomainEvent<'ReservationCommitted', { reservationId: string; orderId?: string }>
+  | DomainEvent<
+      'ReservationVoided',
+      { reservationId: string; productId: string; orderId: string; voidedAt: string }
+    >;
 
 export const reservationFold: Fold<ReservationState, ReservationEvent> = {
   foldVersion: 1,
@@ -167,6 +172,19 @@ export const reservationFold: Fold<ReservationState, ReservationEvent> = {
         return state && { ...state, status: event.data.reason };
       case 'ReservationCommitted':
         return state && { ...state, status: 'COMMITTED' };
+      case 'ReservationVoided': {
+        const { reservationId, productId, orderId, voidedAt } = event.data;
+        return {
+          reservationId,
+          productId,
+          quantity: 0,
+          parts: [],
+          status: 'VOID',
+          expiresAt: voidedAt,
+          orderId,
+          createdAt: voidedAt,
+        };
+      }
     }
   },
 };
@@ -272,6 +290,27 @@ export function release(reservation: Reservation, reason: 'RELEASED' | 'EXPIRED'
       ],
     })),
   };
+}
+
+/**
+ * Rules out a saga's reservation that was never made: compensation writes it
+ * where the reservation would go, so a reserve attempt still in flight (a
+ * step that timed out but had not yet written) can no longer land.
+ */
+export function voidReservation(command: {
+  reservationId: string;
+  productId: string;
+  orderId: string;
+  now: Date;
+}): ReservationEvent[] {
+  const { reservationId, productId, orderId, now } = command;
+  return [
+    {
+      type: 'ReservationVoided',
+      schemaVersion: 1,
+      data: { reservationId, productId, orderId, voidedAt: now.toISOString() },
+    },
+  ];
 }
 
 export const isExpired = (reservation: Reservation, now: Date) =>

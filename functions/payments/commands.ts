@@ -2,7 +2,7 @@ import { refundCredit } from '../accounts/domain';
 import { customers } from '../accounts/store';
 import { documents } from '../shared/aws';
 import { type AppendMeta, appendAtomically, retryOnConflict } from '../shared/event-store';
-import { paymentIdFor, refund } from './domain';
+import { paymentIdFor, refund, voidPayment } from './domain';
 import { paymentsStore } from './store';
 
 /** Refunds an order's payment if it was captured, giving the credit back in the same transaction. */
@@ -11,8 +11,12 @@ export function refundPayments(payments = paymentsStore(), accounts = customers(
     retryOnConflict(async () => {
       const paymentId = paymentIdFor(orderId);
       const payment = await payments.load(paymentId);
-      const events = payment.state ? refund(payment.state, meta.now) : [];
-      if (!payment.state || events.length === 0) return { paymentId, refunded: false };
+      if (!payment.state) {
+        await payments.append(paymentId, 0, voidPayment(paymentId, orderId, meta.now), null, meta);
+        return { paymentId, refunded: false };
+      }
+      const events = refund(payment.state, meta.now);
+      if (events.length === 0) return { paymentId, refunded: false };
       const customer = await accounts.load(payment.state.customerId);
       const credit = { paymentId, orderId, amountCents: payment.state.amountCents };
       await appendAtomically(documents, [

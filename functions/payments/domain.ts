@@ -1,6 +1,7 @@
 import type { DomainEvent, Fold } from '../shared/events';
 
-export type PaymentStatus = 'CAPTURED' | 'DECLINED' | 'REFUNDED';
+/** VOIDED: no payment was ever taken; compensation ruled one out (see `voidPayment`). Never shown to clients. */
+export type PaymentStatus = 'CAPTURED' | 'DECLINED' | 'REFUNDED' | 'VOIDED';
 
 export interface Payment {
   readonly paymentId: string;
@@ -24,7 +25,8 @@ interface PaymentFacts {
 export type PaymentEvent =
   | DomainEvent<'PaymentCaptured', PaymentFacts>
   | DomainEvent<'PaymentDeclined', PaymentFacts>
-  | DomainEvent<'PaymentRefunded', { paymentId: string; orderId: string; amountCents: number; at: string }>;
+  | DomainEvent<'PaymentRefunded', { paymentId: string; orderId: string; amountCents: number; at: string }>
+  | DomainEvent<'PaymentVoided', { paymentId: string; orderId: string; at: string }>;
 
 export const paymentFold: Fold<PaymentState, PaymentEvent> = {
   foldVersion: 1,
@@ -39,6 +41,10 @@ export const paymentFold: Fold<PaymentState, PaymentEvent> = {
       }
       case 'PaymentRefunded':
         return state && { ...state, status: 'REFUNDED' };
+      case 'PaymentVoided': {
+        const { paymentId, orderId, at } = event.data;
+        return { paymentId, orderId, customerId: '', amountCents: 0, status: 'VOIDED', createdAt: at };
+      }
     }
   },
 };
@@ -80,4 +86,13 @@ export function refund(payment: Payment, now: Date): PaymentEvent[] {
       },
     },
   ];
+}
+
+/**
+ * Rules out an order's payment that was never taken: compensation writes it
+ * where the payment would go, so a capture still in flight (a step that timed
+ * out but had not yet written) can no longer land.
+ */
+export function voidPayment(paymentId: string, orderId: string, now: Date): PaymentEvent[] {
+  return [{ type: 'PaymentVoided', schemaVersion: 1, data: { paymentId, orderId, at: now.toISOString() } }];
 }

@@ -40,15 +40,13 @@ export function validate<T>(schema: z.ZodType<T>, input: unknown): T {
   if (parsed.success) return parsed.data;
   throw validationError(
     'the request is not valid',
-    parsed.error.issues.map((issue) => ({
-      field: issue.path.length > 0 ? issue.path.join('.') : describeUnknownKeys(issue) || '(body)',
-      message: issue.message,
-    })),
+    parsed.error.issues.flatMap((issue) =>
+      // One detail per unknown field, named by its full path (`items.0.price`), not by its parent's.
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'unknown field' }))
+        : [{ field: issue.path.length > 0 ? issue.path.join('.') : '(body)', message: issue.message }],
+    ),
   );
-}
-
-function describeUnknownKeys(issue: z.core.$ZodIssue): string {
-  return issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '';
 }
 
 function readBody(event: APIGatewayProxyEventV2): unknown {

@@ -59,9 +59,12 @@ export class OrderSaga extends Construct {
     const paymentsSteps = step('PaymentsSteps', 'payments/handlers/saga.ts', 'payments', {
       PAYMENTS_TABLE: payments.events.tableName,
       ACCOUNTS_TABLE: accounts.events.tableName,
+      ORDERS_TABLE: orders.events.tableName,
     });
     payments.events.grantReadWriteData(paymentsSteps);
     accounts.events.grantReadWriteData(paymentsSteps);
+    // A refund is skipped for an order that was confirmed after all.
+    orders.events.grantReadData(paymentsSteps);
 
     const ordersEnvironment = {
       ORDERS_TABLE: orders.events.tableName,

@@ -89,7 +89,9 @@ export const handler = sagaSteps({
       const { state, version } = await loadOrder(input.orderId);
       const reason = input.reason as CancellationReason;
       const payment = await payments.load(paymentIdFor(input.orderId));
-      const events = cancel(state, reason, now, payment.state?.paymentId);
+      const paymentId =
+        payment.state && payment.state.status !== 'VOIDED' ? payment.state.paymentId : undefined;
+      const events = cancel(state, reason, now, paymentId);
       await orders.append(input.orderId, version, events, state, { now, correlationId: input.correlationId });
       if (events.length > 0) recordOutcome(state, 'Cancelled', now, reason);
       return { status: 'CANCELLED', reason };

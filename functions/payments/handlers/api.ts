@@ -16,7 +16,7 @@ export const handler = httpHandler({
     if (!isId('pay', id)) throw notFound('payment', String(id));
     const payment = await readModel(VIEWS_TABLE, id, async () => {
       const { state } = await payments.load(id);
-      return state ? paymentView(state) : undefined;
+      return state && state.status !== 'VOIDED' ? paymentView(state) : undefined;
     });
     if (!payment) throw notFound('payment', id);
     return json(200, payment);

@@ -6,7 +6,8 @@ const VIEWS_TABLE = env('VIEWS_TABLE');
 
 /** Keeps `GET /payments/{id}`'s view from the payments stream. */
 export const handler = projector(async (event) => {
-  if (event.aggregateType !== 'Payment' || !event.state) return;
+  if (event.aggregateType !== 'Payment' || !event.state || (event.state as Payment).status === 'VOIDED')
+    return;
   await upsertView(
     VIEWS_TABLE,
     event.aggregateId,
