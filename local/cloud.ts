@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { DynamoJsonClient } from './dynamo-client';
@@ -56,8 +56,10 @@ export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
  */
 export async function startLocalCloud(options: LocalCloudOptions = {}) {
   const log = options.log ?? ((m: string) => console.log(`[local] ${m}`));
-  const workDir = options.workDir ?? join(CACHE_DIR, 'run');
   const context = { stage: options.stage ?? 'dev', ...options.context };
+  const assemblyPath = options.assemblyDir ?? join(PROJECT_ROOT, 'cdk.out');
+  // Each assembly's cloud keeps its own logs and dead letters, so that test clouds and `npm start` do not mix.
+  const workDir = options.workDir ?? join(CACHE_DIR, 'run', basename(assemblyPath));
   const started = performance.now();
   const stoppers: (() => Promise<void> | void)[] = [];
   const stop = async () => {
