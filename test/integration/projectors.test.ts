@@ -41,6 +41,7 @@ import {
   shardsOf,
 } from '../../functions/inventory/view';
 import {
+  beginSaga,
   cancel,
   confirm,
   type Order,
@@ -49,6 +50,7 @@ import {
   orderView,
   place,
 } from '../../functions/orders/domain';
+import { PENDING_INDEX, pendingPartition } from '../../functions/orders/view';
 import { AggregateStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
@@ -70,36 +72,43 @@ const savedEnv = { ...process.env };
 
 // ---- tables and handlers -----------------------------------------------------
 
-const DELIVERIES = ['inOrder', 'twice', 'newestFirst', 'shuffled'] as const;
+const DELIVERIES = ['inOrder', 'oneByOne', 'twice', 'newestFirst', 'shuffled'] as const;
 type Delivery = (typeof DELIVERIES)[number];
 const SERVICES = ['accounts', 'orders', 'inventory'] as const;
 type Service = (typeof SERVICES)[number];
 const tableFor = (service: Service, delivery: Delivery | 'steps') => `${service}-views-${delivery}`;
 
-async function createViewsTable(name: string, expiryIndex: boolean) {
+/** The sparse indexes of the services' views tables, as their constructs define them. */
+const VIEW_INDEXES: Record<Service, { name: string; partition: string; sort: string } | undefined> = {
+  accounts: undefined,
+  orders: { name: PENDING_INDEX, partition: 'pendingPartition', sort: 'deadline' },
+  inventory: { name: EXPIRY_INDEX, partition: 'expiryPartition', sort: 'expiresAt' },
+};
+
+async function createViewsTable(name: string, service: Service) {
+  const index = VIEW_INDEXES[service];
   await base.send(
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
         { AttributeName: 'id', AttributeType: 'S' },
-        ...(expiryIndex
+        ...(index
           ? [
-              { AttributeName: 'expiryPartition', AttributeType: 'S' as const },
-              { AttributeName: 'expiresAt', AttributeType: 'S' as const },
+              { AttributeName: index.partition, AttributeType: 'S' as const },
+              { AttributeName: index.sort, AttributeType: 'S' as const },
             ]
           : []),
       ],
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      // As the inventory service defines it: sparse, only held reservations carry the key.
-      ...(expiryIndex
+      ...(index
         ? {
             GlobalSecondaryIndexes: [
               {
-                IndexName: EXPIRY_INDEX,
+                IndexName: index.name,
                 KeySchema: [
-                  { AttributeName: 'expiryPartition', KeyType: 'HASH' },
-                  { AttributeName: 'expiresAt', KeyType: 'RANGE' },
+                  { AttributeName: index.partition, KeyType: 'HASH' },
+                  { AttributeName: index.sort, KeyType: 'RANGE' },
                 ],
                 Projection: { ProjectionType: 'KEYS_ONLY' },
               },
@@ -108,6 +117,13 @@ async function createViewsTable(name: string, expiryIndex: boolean) {
         : {}),
     }),
   );
+}
+
+/** The ids a sparse index lists, over all its partitions. */
+async function indexed(service: Service, table: string): Promise<string[]> {
+  const index = VIEW_INDEXES[service]!;
+  const { Items = [] } = await documents.send(new ScanCommand({ TableName: table, IndexName: index.name }));
+  return Items.map((i) => String(i.id)).sort();
 }
 
 const HANDLER_MODULES: Record<Service, string> = {
@@ -158,7 +174,7 @@ beforeAll(async () => {
   for (const service of SERVICES) {
     for (const delivery of [...DELIVERIES, 'steps'] as const) {
       const table = tableFor(service, delivery);
-      await createViewsTable(table, service === 'inventory');
+      await createViewsTable(table, service);
       projectors.set(table, loadProjector(service, table));
     }
   }
@@ -253,12 +269,15 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
 }
 
 /**
- * Delivers the same items to four views tables in four ways: in one batch,
- * the same batch twice, one record per batch newest first, and shuffled
- * batches of three with every record delivered twice.
+ * Delivers the same items (given oldest first) to five views tables in five
+ * ways: in one batch, one record per batch in order, the same batch twice,
+ * one record per batch newest first, and shuffled batches of three with
+ * every record delivered twice.
  */
 async function deliverEveryWay(service: Service, items: readonly Item[]) {
   await feed(projectorFor(service, 'inOrder'), items);
+
+  for (const item of items) await feed(projectorFor(service, 'oneByOne'), [item]);
 
   await feed(projectorFor(service, 'twice'), items);
   await feed(projectorFor(service, 'twice'), items);
@@ -359,6 +378,7 @@ describe('orders projector', () => {
     ['prd_a', 1_250],
     ['prd_b', 999],
   ]);
+  /** Placed, its saga claimed by an execution, then confirmed, cancelled or still pending. */
   function orderHistory(n: number, outcome: 'confirm' | 'cancel' | 'pending') {
     const orderId = `ord_${String(n).padStart(32, '0')}`;
     const placed = place({
@@ -372,51 +392,91 @@ describe('orders projector', () => {
       sagaDeadlineSeconds: 30,
       now: T0,
     });
-    const order = foldEvents(orderFold, null, placed) as Order;
-    const appends: OrderEvent[][] = [placed];
+    let order = foldEvents(orderFold, null, placed) as Order;
+    const started = beginSaga(order, `arn:aws:states:us-east-1:000000000000:execution:saga:${n}`).events;
+    order = foldEvents(orderFold, order, started) as Order;
+    const appends: OrderEvent[][] = [placed, started];
     if (outcome === 'confirm') appends.push(confirm(order, `pay_${n}`, at(5)) as OrderEvent[]);
     if (outcome === 'cancel') appends.push(cancel(order, 'PAYMENT_DECLINED', at(5)));
     return { orderId, ...appendsOf('Order', orderFold, orderId, appends) };
   }
 
   const orders = [orderHistory(1, 'confirm'), orderHistory(2, 'cancel'), orderHistory(3, 'pending')];
+  const [confirmedOrder, cancelledOrder, pendingOrder] = orders as [
+    (typeof orders)[number],
+    (typeof orders)[number],
+    (typeof orders)[number],
+  ];
+
+  beforeAll(async () => {
+    // One batch of several aggregates, their records interleaved, each aggregate's in order.
+    const versions = Math.max(...orders.map((o) => o.items.length));
+    const interleaved = Array.from({ length: versions }, (_, v) => orders.flatMap((o) => o.items[v] ?? []));
+    await deliverEveryWay('orders', interleaved.flat());
+  });
 
   it('a batch of several orders ends in each one view, whichever way it is delivered', async () => {
-    await deliverEveryWay(
-      'orders',
-      shuffled(
-        orders.flatMap((o) => o.items),
-        7,
-      ),
-    );
-    const views = await expectSameViewsEveryWay('orders');
-    expect(views).toHaveLength(3);
-    for (const o of orders) {
-      expect(viewOf(views, o.orderId)).toEqual({
-        id: o.orderId,
-        version: o.items.length,
-        ...orderView(o.state as Order),
+    for (const delivery of DELIVERIES) {
+      const views = await scan(tableFor('orders', delivery));
+      expect(views).toHaveLength(3);
+      for (const o of orders) {
+        const order = o.state as Order;
+        expect({ delivery, view: viewOf(views, o.orderId) }).toMatchObject({
+          delivery,
+          view: {
+            id: o.orderId,
+            version: o.items.length,
+            ...orderView(order),
+            sagaExecutionArn: order.sagaExecutionArn,
+          },
+        });
+      }
+      expect(orders.map((o) => viewOf(views, o.orderId)!.status)).toEqual([
+        'CONFIRMED',
+        'CANCELLED',
+        'PENDING',
+      ]);
+      expect(viewOf(views, confirmedOrder.orderId)!.totalCents).toBe(1 * 1_250 + 999);
+    }
+  });
+
+  it('only the pending order is in the pending-by-deadline index, whichever way it is delivered', async () => {
+    for (const delivery of DELIVERIES) {
+      const views = await scan(tableFor('orders', delivery));
+      expect({ delivery, view: viewOf(views, pendingOrder.orderId) }).toMatchObject({
+        delivery,
+        view: {
+          pendingPartition: pendingPartition(pendingOrder.orderId),
+          deadline: (pendingOrder.state as Order).deadline,
+        },
+      });
+      for (const o of [confirmedOrder, cancelledOrder]) {
+        expect({ delivery, view: viewOf(views, o.orderId) }).toEqual({
+          delivery,
+          view: expect.not.objectContaining({ pendingPartition: expect.anything() }),
+        });
+      }
+      expect({ delivery, indexed: await indexed('orders', tableFor('orders', delivery)) }).toEqual({
+        delivery,
+        indexed: [pendingOrder.orderId],
       });
     }
-    expect(orders.map((o) => viewOf(views, o.orderId)!.status)).toEqual([
-      'CONFIRMED',
-      'CANCELLED',
-      'PENDING',
-    ]);
-    expect(viewOf(views, orders[0]!.orderId)!.totalCents).toBe(1 * 1_250 + 999);
+  });
+
+  it('every delivery order ends in the very same view items', async () => {
+    await expectSameViewsEveryWay('orders');
   });
 
   it('newer first, then older: the view stays at the newer version', async () => {
     const handler = projectorFor('orders', 'steps');
-    const o = orders[0]!;
-    await feed(handler, [o.items[1]!]);
+    const o = confirmedOrder;
+    await feed(handler, [o.items[2]!]);
     await feed(handler, [o.items[0]!]);
-    expect((await scan(tableFor('orders', 'steps')))[0]).toMatchObject({
-      id: o.orderId,
-      version: 2,
-      status: 'CONFIRMED',
-      paymentId: 'pay_1',
-    });
+    await feed(handler, [o.items[1]!]);
+    const [view] = await scan(tableFor('orders', 'steps'));
+    expect(view).toMatchObject({ id: o.orderId, version: 3, status: 'CONFIRMED', paymentId: 'pay_1' });
+    expect(view).not.toHaveProperty('pendingPartition');
+    expect(await indexed('orders', tableFor('orders', 'steps'))).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 // Pure decider tests for the orders domain: given events (folded), when a
 // command, then the events it decides and the state they fold to.
 import {
+  beginSaga,
   type CancellationReason,
   cancel,
   confirm,
@@ -39,6 +40,12 @@ const orderPlaced: OrderEvent = {
     placedAt: T0.toISOString(),
   },
 };
+const EXECUTION = 'arn:aws:states:us-east-1:000000000000:execution:saga:first';
+const sagaStarted = (executionArn = EXECUTION): OrderEvent => ({
+  type: 'OrderSagaStarted',
+  schemaVersion: 1,
+  data: { orderId: ORDER_ID, executionArn },
+});
 const orderConfirmed: OrderEvent = {
   type: 'OrderConfirmed',
   schemaVersion: 1,
@@ -78,6 +85,10 @@ describe('orders domain', () => {
       });
     });
 
+    it('OrderSagaStarted records the execution that owns the saga', () => {
+      expect(given(orderPlaced, sagaStarted())).toEqual({ ...pending(), sagaExecutionArn: EXECUTION });
+    });
+
     it('OrderConfirmed confirms with the payment', () => {
       expect(given(orderPlaced, orderConfirmed)).toEqual({
         ...pending(),
@@ -103,6 +114,7 @@ describe('orders domain', () => {
     });
 
     it('confirmation or cancellation of no order leaves none', () => {
+      expect(given(sagaStarted())).toBeNull();
       expect(given(orderConfirmed)).toBeNull();
       expect(given(orderCancelled('TIMEOUT'))).toBeNull();
     });
@@ -163,6 +175,30 @@ describe('orders domain', () => {
         ),
       );
       expect(existing(given(event!)).totalCents).toBe(1_500);
+    });
+  });
+
+  describe('beginSaga', () => {
+    it('the first execution claims a pending order and proceeds', () => {
+      expect(beginSaga(pending(), EXECUTION)).toEqual({ proceed: true, events: [sagaStarted()] });
+    });
+
+    it('the same execution on a retry proceeds and decides nothing', () => {
+      const claimed = existing(given(orderPlaced, sagaStarted()));
+      expect(beginSaga(claimed, EXECUTION)).toEqual({ proceed: true, events: [] });
+    });
+
+    it('another execution of a claimed order stops', () => {
+      const claimed = existing(given(orderPlaced, sagaStarted()));
+      expect(beginSaga(claimed, `${EXECUTION}-duplicate`)).toEqual({ proceed: false, events: [] });
+    });
+
+    it('any execution of a confirmed or cancelled order stops', () => {
+      for (const order of [confirmed(), cancelled()]) {
+        expect(beginSaga(order, EXECUTION)).toEqual({ proceed: false, events: [] });
+      }
+      const claimedThenCancelled = existing(given(orderPlaced, sagaStarted(), orderCancelled('TIMEOUT')));
+      expect(beginSaga(claimedThenCancelled, EXECUTION)).toEqual({ proceed: false, events: [] });
     });
   });
 

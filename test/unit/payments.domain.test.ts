@@ -7,6 +7,8 @@ import {
   paymentFold,
   paymentIdFor,
   paymentView,
+  refund,
+  settle,
 } from '../../functions/payments/domain';
 import { foldEvents } from '../../functions/shared/events';
 import { isId, newId } from '../../functions/shared/ids';
@@ -67,6 +69,35 @@ describe('payments domain', () => {
 
     it('a refund of no payment leaves none', () => {
       expect(given(refunded)).toBeNull();
+    });
+  });
+
+  describe('settle', () => {
+    const { at: _at, ...settled } = facts;
+
+    it('decides PaymentCaptured when the credit capture was accepted', () => {
+      expect(settle(settled, true, new Date(T0))).toEqual([captured]);
+    });
+
+    it('decides PaymentDeclined when it was declined', () => {
+      expect(settle(settled, false, new Date(T0))).toEqual([declined]);
+    });
+  });
+
+  describe('refund', () => {
+    it('refunds a captured payment', () => {
+      expect(refund(existing(given(captured)), new Date(T1))).toEqual([refunded]);
+    });
+
+    it('is idempotent: refunding twice decides nothing the second time', () => {
+      const payment = existing(given(captured));
+      const after = existing(foldEvents(paymentFold, payment, refund(payment, new Date(T1))));
+      expect(after.status).toBe('REFUNDED');
+      expect(refund(after, new Date(T1))).toEqual([]);
+    });
+
+    it('decides nothing for a declined payment', () => {
+      expect(refund(existing(given(declined)), new Date(T1))).toEqual([]);
     });
   });
 
