@@ -59,6 +59,15 @@ export function routeSpecs(assembly: Assembly, resolve: Resolve, runtime: Lambda
   });
 }
 
+/** API Gateway passes a segment it cannot percent-decode through as it came. */
+function decodePath(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export interface RequestRecord {
   readonly routeKey: string;
   readonly status: number;
@@ -93,7 +102,13 @@ export class LocalHttpApi {
   }
 
   async start(port: number) {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((error: Error) => {
+        this.log(`request failed in the local API: ${error.stack ?? error.message}`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: 'Internal Server Error' }));
+      });
+    });
     this.server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
@@ -108,7 +123,7 @@ export class LocalHttpApi {
       const m = route.matcher.exec(path);
       if (!m) continue;
       const pathParameters = Object.fromEntries(
-        route.parameterNames.map((name, i) => [name, decodeURIComponent(m[i + 1]!)]),
+        route.parameterNames.map((name, i) => [name, decodePath(m[i + 1]!)]),
       );
       return { route, pathParameters };
     }

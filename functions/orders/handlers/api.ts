@@ -7,9 +7,8 @@ import {
 import { z } from 'zod';
 import { customers } from '../../accounts/store';
 import { inventoryStores } from '../../inventory/store';
-import { documents, env } from '../../shared/aws';
+import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
-import { AggregateStore } from '../../shared/event-store';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId, newId } from '../../shared/ids';

@@ -20,7 +20,8 @@ export const handler = projector(async (event) => {
     event.version,
     {
       ...orderView(order),
-      ...(pending ? { pendingPartition: pendingPartition(order.orderId), deadline: order.deadline } : {}),
+      deadline: order.deadline,
+      ...(pending ? { pendingPartition: pendingPartition(order.orderId) } : {}),
       ...(order.sagaExecutionArn ? { sagaExecutionArn: order.sagaExecutionArn } : {}),
     },
     pending ? [] : ['pendingPartition'],

@@ -56,7 +56,7 @@ async function sweep(orderId: string, now: Date): Promise<boolean> {
   const meta = { now, correlationId: orderId };
   const cancelled = await retryOnConflict(async () => {
     const { state, version } = await orders.load(orderId);
-    if (!state || state.status !== 'PENDING') return undefined;
+    if (state?.status !== 'PENDING') return undefined;
     await orders.append(orderId, version, cancel(state, 'TIMEOUT', now), state, meta);
     return state;
   });

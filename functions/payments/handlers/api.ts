@@ -1,6 +1,5 @@
-import { documents, env } from '../../shared/aws';
+import { env } from '../../shared/aws';
 import { notFound } from '../../shared/errors';
-import { AggregateStore } from '../../shared/event-store';
 import { httpHandler, json } from '../../shared/http';
 import { isId } from '../../shared/ids';
 import { readModel } from '../../shared/views';
