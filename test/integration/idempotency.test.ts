@@ -10,7 +10,7 @@ import {
 } from '../support/api';
 
 /**
- * `Idempotency-Key` per /work/shared/api.md: a repeat with the same key and
+ * `Idempotency-Key` per the contract (shared/api.md): a repeat with the same key and
  * body answers the first response (status and body) and has no second effect;
  * the same key with another body is 409 IDEMPOTENCY_KEY_REUSED; a key is
  * scoped to its route and path.
