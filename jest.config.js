@@ -1,6 +1,6 @@
 // Three projects: unit (pure, no I/O), infra (CDK assertions on the synthesized
 // templates), integration (against DynamoDB Local and the local cloud).
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+const transform = { '^.+\\.ts$': 'ts-jest' };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {

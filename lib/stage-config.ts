@@ -38,7 +38,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
   dev: {
     ...shared,
     stage: 'dev',
-    workflowType: 'EXPRESS',
+    workflowType: 'STANDARD',
     logRetentionDays: 7,
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: false,

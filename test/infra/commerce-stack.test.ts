@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CommerceStack } from '../../lib/commerce-stack';
@@ -75,6 +77,39 @@ describe.each(STAGES)('the %s stage', (stage) => {
         'GET /payments/{paymentId}',
       ].sort(),
     );
+  });
+
+  test('the saga machine has the stage’s workflow type and starts on OrderPlaced, with retries and a DLQ', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: stageConfig(stage).workflowType,
+      TracingConfiguration: { Enabled: true },
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['commerce.orders'], 'detail-type': ['OrderPlaced'] },
+      Targets: [
+        Match.objectLike({
+          RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 20 }),
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('StartFailures'), 'Arn'] } },
+        }),
+      ],
+    });
+  });
+
+  test('the saga definition retries transient errors with jitter and never retries business outcomes', () => {
+    const asl = JSON.parse(
+      readFileSync(join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'), 'utf8'),
+    );
+    for (const name of ['ReserveStock', 'CapturePayment', 'ConfirmOrder']) {
+      const state = asl.States[name];
+      expect(state.TimeoutSeconds).toBeGreaterThan(0);
+      expect(state.Retry[0]).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
+      for (const business of ['OutOfStock', 'PaymentDeclined', 'ConfirmationFailed', 'DeadlineExceeded']) {
+        expect(state.Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).not.toContain(business);
+      }
+    }
+    for (const name of ['RefundPayment', 'ReleaseStock', 'CancelOrder']) {
+      expect(asl.States[name].Retry[0]).toMatchObject({ ErrorEquals: ['States.ALL'], MaxAttempts: 100 });
+    }
   });
 
   test('the expiry sweeper runs on its schedule', () => {
