@@ -28,6 +28,8 @@ export type WriteObserver = (
   input: Record<string, unknown>,
 ) => void;
 
+const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+
 const WRITE_OPERATIONS = new Set([
   'PutItem',
   'UpdateItem',
@@ -66,6 +68,7 @@ export class AwsEndpoint {
   private server?: Server;
   private readonly services = new Map<string, ServiceHandler>();
   private readonly writeObservers: WriteObserver[] = [];
+  private readonly readObservers: ((tableNames: readonly string[], operation: string) => void)[] = [];
   private readonly routes: PathRoute[] = [];
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   port = 0;
@@ -85,6 +88,11 @@ export class AwsEndpoint {
   /** Serves a REST-style path (Lambda's Invoke, the local admin calls) outside the JSON protocols. */
   servePath(method: string, path: RegExp, handler: PathHandler) {
     this.routes.push({ method, path, handler });
+  }
+
+  /** Observes every successful DynamoDB read (table and operation), for the counters. */
+  onRead(observer: (tableNames: readonly string[], operation: string) => void) {
+    this.readObservers.push(observer);
   }
 
   onWrite(observer: WriteObserver) {
@@ -123,6 +131,7 @@ export class AwsEndpoint {
             res.writeHead(status, headers).end(payload);
             const operation = target.slice(target.indexOf('.') + 1);
             if (status === 200 && WRITE_OPERATIONS.has(operation)) this.notifyWrite(operation, body);
+            if (status === 200 && READ_OPERATIONS.has(operation)) this.notifyRead(operation, body);
           });
           return;
         }
@@ -194,6 +203,20 @@ export class AwsEndpoint {
       );
     });
     upstream.end(body);
+  }
+
+  private notifyRead(operation: string, body: Buffer) {
+    if (this.readObservers.length === 0) return;
+    const input = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    const tables =
+      operation === 'BatchGetItem'
+        ? Object.keys((input.RequestItems as Record<string, unknown>) ?? {})
+        : operation === 'TransactGetItems'
+          ? ((input.TransactItems as { Get?: { TableName?: string } }[]) ?? []).map((i) =>
+              String(i.Get?.TableName),
+            )
+          : [String(input.TableName)];
+    for (const observer of this.readObservers) observer(tables, operation);
   }
 
   private notifyWrite(operation: string, body: Buffer) {

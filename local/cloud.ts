@@ -119,6 +119,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     const pollers = mappingSpecs(assembly, resolve, tables, runtime).map(
       (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
     );
+    endpoint.onRead((tableNames, operation) => telemetry.read(tableNames, operation));
     endpoint.onWrite((tableNames, operation, input) => {
       telemetry.write(operation, input);
       for (const poller of pollers) {
@@ -211,6 +212,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     }));
     endpoint.serveAdmin('/_local/reset-stats', () => {
       telemetry.reset();
+      for (const key of Object.keys(stepFunctions.stats) as (keyof typeof stepFunctions.stats)[]) {
+        stepFunctions.stats[key] = 0;
+      }
+      for (const key of Object.keys(bus.stats) as (keyof typeof bus.stats)[]) bus.stats[key] = 0;
       return { reset: true };
     });
 

@@ -44,6 +44,7 @@ export class Telemetry {
   private requests = new Map<string, Counter & { statuses: Record<string, number> }>();
   private invocations = new Map<string, Counter & { billedMs: number; errors: number }>();
   private writes = new Map<string, { operations: Record<string, number>; keys: Map<string, number> }>();
+  private reads = new Map<string, Record<string, number>>();
   private since = Date.now();
 
   constructor(private readonly tables: ReadonlyMap<string, LocalTable>) {}
@@ -79,7 +80,15 @@ export class Telemetry {
     }
   }
 
+  read(tableNames: readonly string[], operation: string) {
+    for (const table of tableNames) {
+      const t = entry(this.reads, table, () => ({}) as Record<string, number>);
+      t[operation] = (t[operation] ?? 0) + 1;
+    }
+  }
+
   reset() {
+    this.reads.clear();
     this.requests.clear();
     this.invocations.clear();
     this.writes.clear();
@@ -99,6 +108,7 @@ export class Telemetry {
           { ...summarize(c), billedMs: c.billedMs, errors: c.errors },
         ]),
       ),
+      reads: Object.fromEntries(this.reads),
       writes: Object.fromEntries(
         [...this.writes].map(([table, t]) => {
           const total = [...t.keys.values()].reduce((a, b) => a + b, 0);

@@ -1,0 +1,126 @@
+/**
+ * A benchmark, not a test: the order saga at fixed arrival rates. For each
+ * rate, orders are placed open-loop (on schedule, whatever the answers) for
+ * DURATION seconds; each is polled every 10 ms until final. Prints the saga's
+ * end-to-end latency as a polling client sees it, and — from the local
+ * cloud's counters — what one saga costs: Lambda invocations, state
+ * transitions, DynamoDB reads and item writes, events put on the bus.
+ *
+ *   API_URL (default http://127.0.0.1:3000), AWS_ENDPOINT (required), RATES (default 10,50), DURATION (default 20)
+ */
+import { cpus, totalmem } from 'node:os';
+
+const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
+const AWS = process.env.AWS_ENDPOINT;
+const RATES = (process.env.RATES ?? '10,50').split(',').map(Number);
+const DURATION = Number(process.env.DURATION ?? 20);
+
+async function call(method: string, path: string, body?: unknown) {
+  const r = await fetch(`${API}${path}`, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+const admin = async <T>(path: string) => (await (await fetch(`${AWS}/_local/${path}`)).json()) as T;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+interface Stats {
+  invocations: Record<string, { count: number }>;
+  reads: Record<string, Record<string, number>>;
+  writes: Record<string, { itemWrites: number }>;
+  eventBridge: { putEvents: number };
+  stepFunctions: { executions: number; stateTransitions: number; taskInvocations: number };
+}
+
+async function runRate(rate: number, customerIds: string[], productIds: string[]) {
+  await admin('reset-stats');
+  const latencies: number[] = [];
+  const outcomes: Record<string, number> = {};
+  const pending: Promise<void>[] = [];
+  const total = rate * DURATION;
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(
+      (async () => {
+        const t0 = performance.now();
+        const placed = await call('POST', '/orders', {
+          customerId: customerIds[i % customerIds.length],
+          items: [{ productId: productIds[i % productIds.length], quantity: 1 }],
+        });
+        for (;;) {
+          const order = (await call('GET', `/orders/${placed.body.orderId}`)).body;
+          if (order.status !== 'PENDING') {
+            latencies.push(performance.now() - t0);
+            const key = `${order.status}${order.cancellationReason ? ` ${order.cancellationReason}` : ''}`;
+            outcomes[key] = (outcomes[key] ?? 0) + 1;
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      })(),
+    );
+  }
+  const placedIn = (performance.now() - started) / 1000;
+  await Promise.all(pending);
+  const stats = await admin<Stats>('stats');
+  const sagas = stats.stepFunctions.executions || 1;
+  const sorted = latencies.sort((a, b) => a - b);
+  const f = (n: number) => n.toFixed(0);
+  console.log(
+    `\n${rate} orders/s for ${DURATION} s: ${total} orders placed in ${placedIn.toFixed(1)} s (${(total / placedIn).toFixed(1)}/s)`,
+  );
+  console.log(`  outcomes: ${JSON.stringify(outcomes)}`);
+  console.log(
+    `  saga end to end (placed → final seen): p50 ${f(percentile(sorted, 50))}  p95 ${f(percentile(sorted, 95))}  p99 ${f(percentile(sorted, 99))}  max ${f(sorted.at(-1)!)} ms`,
+  );
+  const invocations = sum(Object.values(stats.invocations).map((i) => i.count));
+  const reads = sum(Object.values(stats.reads).flatMap((t) => Object.values(t)));
+  const writes = sum(Object.values(stats.writes).map((t) => t.itemWrites));
+  console.log(
+    `  per saga (the whole platform, polling GETs included): ` +
+      `state transitions ${(stats.stepFunctions.stateTransitions / sagas).toFixed(1)}, ` +
+      `task invocations ${(stats.stepFunctions.taskInvocations / sagas).toFixed(1)}, ` +
+      `Lambda invocations ${(invocations / sagas).toFixed(1)}, ` +
+      `DynamoDB read calls ${(reads / sagas).toFixed(1)}, item writes ${(writes / sagas).toFixed(1)}, ` +
+      `events put ${(stats.eventBridge.putEvents / sagas).toFixed(1)}`,
+  );
+  console.log(
+    `  Lambda invocations by function: ${Object.entries(stats.invocations)
+      .map(([fn, i]) => `${fn.replace(/Function[0-9A-F]+$/, '')} ${(i.count / sagas).toFixed(2)}`)
+      .join(', ')}`,
+  );
+}
+
+async function main() {
+  if (!AWS) throw new Error('set AWS_ENDPOINT to the local cloud’s AWS endpoint (printed by npm start)');
+  console.log(
+    `machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}`,
+  );
+  const customers = await Promise.all(
+    Array.from({ length: 50 }, () =>
+      call('POST', '/customers', { name: 'Bench', email: 'bench@example.com', creditLimitCents: 1e12 }),
+    ),
+  );
+  const products = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      call('POST', '/products', { sku: `SAGA-${i}`, name: 'Bench', priceCents: 100, stock: 1_000_000 }),
+    ),
+  );
+  const customerIds = customers.map((c) => String(c.body.customerId));
+  const productIds = products.map((p) => String(p.body.productId));
+  for (const rate of RATES) await runRate(rate, customerIds, productIds);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
