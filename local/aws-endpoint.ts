@@ -82,7 +82,7 @@ export class AwsEndpoint {
 
   /** A GET path answering the local cloud's own state (wiring, counters) as JSON. */
   serveAdmin(path: string, answer: () => unknown) {
-    this.servePath('GET', new RegExp(`^${path}$`), async () => ({ status: 200, body: answer() }));
+    this.servePath('GET', new RegExp(`^${path}$`), async () => ({ status: 200, body: await answer() }));
   }
 
   /** Serves a REST-style path (Lambda's Invoke, the local admin calls) outside the JSON protocols. */

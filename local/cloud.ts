@@ -210,6 +210,11 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),
     }));
+    endpoint.serveAdmin('/_local/memory', async () => ({
+      mainHeapMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+      rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
+      functions: await runtime.memory(),
+    }));
     endpoint.serveAdmin('/_local/reset-stats', () => {
       telemetry.reset();
       for (const key of Object.keys(stepFunctions.stats) as (keyof typeof stepFunctions.stats)[]) {

@@ -140,6 +140,20 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     });
   }
 
+  /**
+   * Plans `quantity` of `product`: from one shard picked at random when it has
+   * it all (one read, whatever the shard count), else over every shard.
+   */
+  async function planQuickly(product: Product, quantity: number) {
+    const order = shuffled(allShards(product));
+    const first = order[0]!;
+    const loaded = await loadShards(product.productId, [first]);
+    if (loaded.get(first)!.state.available >= quantity) {
+      return { ok: true as const, parts: [{ shard: first, quantity }], loaded };
+    }
+    return planAcrossShards(product, quantity, order);
+  }
+
   /** Loads every shard of `product` and plans `quantity` over them, or says how much there is. */
   async function planAcrossShards(product: Product, quantity: number, order = shuffled(allShards(product))) {
     const loaded = await loadShards(product.productId, order);
@@ -167,7 +181,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       const outOfStock: string[] = [];
       for (const [n, item] of items.entries()) {
         const product = await loadProduct(item.productId);
-        const planned = product ? await planAcrossShards(product, item.quantity) : undefined;
+        const planned = product ? await planQuickly(product, item.quantity) : undefined;
         if (!planned?.ok) {
           outOfStock.push(item.productId);
           continue;

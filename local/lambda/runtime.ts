@@ -213,6 +213,23 @@ export class LambdaRuntime {
     }
   }
 
+  /** Each running sandbox's heap, in MiB (what a function holds onto between invocations). */
+  async memory(): Promise<Record<string, { heapUsedMb: number; heapTotalMb: number }>> {
+    const entries = await Promise.all(
+      [...this.sandboxes].map(async ([functionId, sandbox]) => {
+        await sandbox.ready;
+        const id = randomUUID();
+        const usage = (await new Promise<unknown>((resolve, reject) => {
+          sandbox.pending.set(id, { resolve, reject });
+          sandbox.worker.postMessage({ id, memory: true });
+        })) as { heapUsed: number; heapTotal: number };
+        const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+        return [functionId, { heapUsedMb: mb(usage.heapUsed), heapTotalMb: mb(usage.heapTotal) }] as const;
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+
   async stop() {
     const workers = [...this.sandboxes.values()].map((s) => s.worker);
     this.sandboxes.clear();

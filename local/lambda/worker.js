@@ -23,7 +23,12 @@ function errorPayload(error) {
   return { errorType: 'Error', errorMessage: String(error), trace: [] };
 }
 
-parentPort.on('message', async ({ id, event, context }) => {
+parentPort.on('message', async ({ id, event, context, memory }) => {
+  if (memory) {
+    const { heapUsed, heapTotal, external } = process.memoryUsage();
+    parentPort.postMessage({ id, result: JSON.stringify({ heapUsed, heapTotal, external }) });
+    return;
+  }
   const deadline = context.deadlineMs;
   const lambdaContext = {
     ...context,
