@@ -1,5 +1,7 @@
+import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { tracer } from './powertools';
 
 /**
@@ -7,7 +9,14 @@ import { tracer } from './powertools';
  * standard AWS_ENDPOINT_URL* variables, which the local cloud sets and AWS
  * leaves unset.
  */
-export const dynamo = tracer.captureAWSv3Client(new DynamoDBClient({ maxAttempts: 5 }));
+export const dynamo = tracer.captureAWSv3Client(
+  new DynamoDBClient({
+    maxAttempts: 5,
+    // Keep-alive sockets, and more of them than the SDK's default 50: a Lambda sandbox runs one
+    // invocation at a time, but the local cloud runs a function's concurrent invocations in one sandbox.
+    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }),
+  }),
+);
 export const documents = DynamoDBDocumentClient.from(dynamo, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
 });

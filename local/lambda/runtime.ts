@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
@@ -89,7 +89,6 @@ interface Sandbox {
  */
 export class LambdaRuntime {
   private readonly sandboxes = new Map<string, Sandbox>();
-  private readonly logs = new Map<string, WriteStream>();
   readonly specs: ReadonlyMap<string, FunctionSpec>;
   private readonly listeners: ((record: InvocationRecord) => void)[] = [];
 
@@ -123,20 +122,15 @@ export class LambdaRuntime {
     if (existing) return existing;
     const spec = this.specs.get(functionId)!;
     const worker = new Worker(join(__dirname, 'worker.js'), {
-      workerData: { codeDir: spec.codeDir, handler: spec.handler },
+      // Echoing means the parent's output, so the worker's must come through the parent.
+      workerData: {
+        codeDir: spec.codeDir,
+        handler: spec.handler,
+        ...(this.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
+      },
       env: spec.environment,
-      stdout: true,
-      stderr: true,
       resourceLimits: { maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512) },
     });
-    const log = createWriteStream(join(this.logDir, `${functionId}.log`), { flags: 'a' });
-    this.logs.set(functionId, log);
-    worker.stdout.pipe(log);
-    worker.stderr.pipe(log);
-    if (this.echoLogs) {
-      worker.stdout.pipe(process.stdout);
-      worker.stderr.pipe(process.stderr);
-    }
     const pending: Sandbox['pending'] = new Map();
     let markReady: () => void;
     let failStart: (error: Error) => void;
@@ -234,6 +228,5 @@ export class LambdaRuntime {
     const workers = [...this.sandboxes.values()].map((s) => s.worker);
     this.sandboxes.clear();
     await Promise.all(workers.map((w) => w.terminate()));
-    await Promise.all([...this.logs.values()].map((log) => new Promise((resolve) => log.end(resolve))));
   }
 }

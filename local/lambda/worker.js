@@ -4,7 +4,22 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const { join } = require('node:path');
 
-const { codeDir, handler: handlerSetting } = workerData;
+const { codeDir, handler: handlerSetting, logFile } = workerData;
+
+// The function's output goes straight to its log file from this thread: piped through the
+// parent, every log line of every function would cost the local cloud's main thread.
+if (logFile) {
+  const { openSync, writeSync } = require('node:fs');
+  const fd = openSync(logFile, 'a');
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.write = (chunk, encoding, callback) => {
+      writeSync(fd, typeof chunk === 'string' ? chunk : Buffer.from(chunk));
+      const done = typeof encoding === 'function' ? encoding : callback;
+      if (done) done();
+      return true;
+    };
+  }
+}
 const dot = handlerSetting.lastIndexOf('.');
 const handlerModule = require(join(codeDir, handlerSetting.slice(0, dot)));
 const handler = handlerModule[handlerSetting.slice(dot + 1)];
