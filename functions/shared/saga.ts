@@ -1,4 +1,7 @@
-import { logger } from './powertools';
+import { logger, metrics } from './powertools';
+
+/** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
+const COMPENSATIONS = new Set(['release', 'refund', 'cancel']);
 
 /** What every saga step receives from the state machine. */
 export interface SagaStepInput {
@@ -42,6 +45,13 @@ export function sagaSteps(steps: Record<string, (input: SagaStepInput, now: Date
     logger.appendKeys({ correlationId: input.correlationId, orderId: input.orderId, step: input.action });
     try {
       return await step(input, new Date());
+    } catch (error) {
+      if (COMPENSATIONS.has(input.action) && !(error instanceof SagaError)) {
+        logger.error('compensation failed; the state machine retries it', error as Error);
+        metrics.addMetric('SagaCompensationFailures', 'Count', 1);
+        metrics.publishStoredMetrics();
+      }
+      throw error;
     } finally {
       logger.removeKeys(['correlationId', 'orderId', 'step']);
     }
