@@ -8,24 +8,11 @@
  *   SAMPLES (default 200)
  */
 
-import { cpus, totalmem } from 'node:os';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { API, call, machine, percentile } from './bench';
 
-const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
 const SAMPLES = Number(process.env.SAMPLES ?? 200);
 
-async function call(method: string, path: string, body?: unknown) {
-  const r = await fetch(`${API}${path}`, {
-    method,
-    ...(body === undefined
-      ? {}
-      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-  });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-}
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const summary = (samples: number[]) => {
   const s = [...samples].sort((a, b) => a - b);
   const f = (n: number) => n.toFixed(1);
@@ -43,9 +30,7 @@ async function timed(samples: number, fn: (i: number) => Promise<unknown>) {
 }
 
 async function main() {
-  console.log(
-    `machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}`,
-  );
+  console.log(machine());
   console.log(`target: ${API}, ${SAMPLES} sequential requests per route\n`);
   const customer = (
     await call('POST', '/customers', { name: 'Bench', email: 'bench@example.com', creditLimitCents: 1e12 })

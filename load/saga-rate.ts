@@ -8,28 +8,15 @@
  *
  *   API_URL (default http://127.0.0.1:3000), AWS_ENDPOINT (required), RATES (default 10,50), DURATION (default 20)
  */
-import { cpus, totalmem } from 'node:os';
+import { call, machine, percentile } from './bench';
 
-const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
 const AWS = process.env.AWS_ENDPOINT;
 const RATES = (process.env.RATES ?? '10,50').split(',').map(Number);
 const DURATION = Number(process.env.DURATION ?? 20);
 // A client polling faster than this adds more load than the sagas themselves at 50/s.
 const POLL_MS = Number(process.env.POLL_MS ?? 50);
 
-async function call(method: string, path: string, body?: unknown) {
-  const r = await fetch(`${API}${path}`, {
-    method,
-    ...(body === undefined
-      ? {}
-      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-  });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-}
-
 const admin = async <T>(path: string) => (await (await fetch(`${AWS}/_local/${path}`)).json()) as T;
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 interface Stats {
@@ -104,9 +91,7 @@ async function runRate(rate: number, customerIds: string[], productIds: string[]
 
 async function main() {
   if (!AWS) throw new Error('set AWS_ENDPOINT to the local cloud’s AWS endpoint (printed by npm start)');
-  console.log(
-    `machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}`,
-  );
+  console.log(machine());
   // Enough stock and credit that every order can be confirmed: the saga's happy path is what is measured.
   const created = async (path: string, body: unknown) => {
     const r = await call('POST', path, body);

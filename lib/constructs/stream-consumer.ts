@@ -1,6 +1,8 @@
 import { Duration, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_sqs as sqs } from 'aws-cdk-lib';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import type { StageConfig } from '../stage-config';
+import { ServiceFunction } from './service-function';
 
 /** A dead-letter queue: encrypted, TLS only, kept 14 days for inspection and redrive. */
 export class DeadLetterQueue extends Construct {
@@ -33,4 +35,27 @@ export function consumeStream(fn: lambda.IFunction, table: dynamodb.Table, deadL
       onFailure: new SqsDlq(deadLetters),
     }),
   );
+}
+
+export interface ProjectorProps {
+  readonly service: string;
+  readonly config: StageConfig;
+  readonly events: dynamodb.Table;
+  readonly views: dynamodb.Table;
+  readonly deadLetters: sqs.IQueue;
+  readonly description: string;
+}
+
+/** A service's projector: `<service>/handlers/projector.ts`, fed by its event stream, writing its views. */
+export function addProjector(scope: Construct, props: ProjectorProps): lambda.IFunction {
+  const projector = new ServiceFunction(scope, 'Projector', {
+    entry: `${props.service}/handlers/projector.ts`,
+    service: props.service,
+    config: props.config,
+    description: props.description,
+    environment: { VIEWS_TABLE: props.views.tableName },
+  }).fn;
+  props.views.grantReadWriteData(projector);
+  consumeStream(projector, props.events, props.deadLetters);
+  return projector;
 }

@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
-import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import { addProjector, DeadLetterQueue } from '../constructs/stream-consumer';
 import type { StageConfig } from '../stage-config';
 
 export interface ServiceProps {
@@ -40,14 +40,13 @@ export class AccountsService extends Construct {
     idempotencyTable.grantReadWriteData(api);
     addRoutes(httpApi, api, ['POST /customers', 'GET /customers/{customerId}']);
 
-    const projector = new ServiceFunction(this, 'Projector', {
-      entry: 'accounts/handlers/projector.ts',
+    addProjector(this, {
       service: 'accounts',
       config,
+      events: this.events,
+      views: this.views,
+      deadLetters: this.deadLetters.queue,
       description: 'Projects customers into their read model',
-      environment: { VIEWS_TABLE: this.views.tableName },
-    }).fn;
-    this.views.grantReadWriteData(projector);
-    consumeStream(projector, this.events, this.deadLetters.queue);
+    });
   }
 }

@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
-import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import { addProjector, DeadLetterQueue } from '../constructs/stream-consumer';
 import type { ServiceProps } from './accounts';
 
 /** Products, their sharded stock, reservations and their expiry. */
@@ -55,15 +55,14 @@ export class InventoryService extends Construct {
       'POST /products/{productId}/restock',
     ]);
 
-    const projector = new ServiceFunction(this, 'Projector', {
-      entry: 'inventory/handlers/projector.ts',
+    addProjector(this, {
       service: 'inventory',
       config,
+      events: this.events,
+      views: this.views,
+      deadLetters: this.deadLetters.queue,
       description: 'Projects products, stock shards and held reservations into read models',
-      environment: { VIEWS_TABLE: this.views.tableName },
-    }).fn;
-    this.views.grantReadWriteData(projector);
-    consumeStream(projector, this.events, this.deadLetters.queue);
+    });
 
     const expirer = new ServiceFunction(this, 'Expirer', {
       entry: 'inventory/handlers/expirer.ts',

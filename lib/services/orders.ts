@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
-import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import { addProjector, DeadLetterQueue } from '../constructs/stream-consumer';
 import type { AccountsService, ServiceProps } from './accounts';
 import type { InventoryService } from './inventory';
 
@@ -56,14 +56,13 @@ export class OrdersService extends Construct {
     addRoutes(httpApi, api, ['POST /orders', 'GET /orders/{orderId}', 'GET /orders/{orderId}/saga']);
     this.api = api;
 
-    const projector = new ServiceFunction(this, 'Projector', {
-      entry: 'orders/handlers/projector.ts',
+    addProjector(this, {
       service: 'orders',
       config,
+      events: this.events,
+      views: this.views,
+      deadLetters: this.deadLetters.queue,
       description: 'Projects orders into their read model',
-      environment: { VIEWS_TABLE: this.views.tableName },
-    }).fn;
-    this.views.grantReadWriteData(projector);
-    consumeStream(projector, this.events, this.deadLetters.queue);
+    });
   }
 }

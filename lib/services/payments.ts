@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
-import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
+import { addProjector, DeadLetterQueue } from '../constructs/stream-consumer';
 import type { ServiceProps } from './accounts';
 
 /** Payments captured against a customer's credit, and their refunds. */
@@ -29,14 +29,13 @@ export class PaymentsService extends Construct {
     this.views.grantReadData(api);
     addRoutes(httpApi, api, ['GET /payments/{paymentId}']);
 
-    const projector = new ServiceFunction(this, 'Projector', {
-      entry: 'payments/handlers/projector.ts',
+    addProjector(this, {
       service: 'payments',
       config,
+      events: this.events,
+      views: this.views,
+      deadLetters: this.deadLetters.queue,
       description: 'Projects payments into their read model',
-      environment: { VIEWS_TABLE: this.views.tableName },
-    }).fn;
-    this.views.grantReadWriteData(projector);
-    consumeStream(projector, this.events, this.deadLetters.queue);
+    });
   }
 }
