@@ -1,4 +1,4 @@
-import { basename, join } from 'node:path';
+import { basename, join, resolve as resolvePath } from 'node:path';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { DynamoJsonClient } from './dynamo-client';
@@ -57,7 +57,7 @@ export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
 export async function startLocalCloud(options: LocalCloudOptions = {}) {
   const log = options.log ?? ((m: string) => console.log(`[local] ${m}`));
   const context = { stage: options.stage ?? 'dev', ...options.context };
-  const assemblyPath = options.assemblyDir ?? join(PROJECT_ROOT, 'cdk.out');
+  const assemblyPath = resolvePath(options.assemblyDir ?? join(PROJECT_ROOT, 'cdk.out'));
   // Each assembly's cloud keeps its own logs and dead letters, so that test clouds and `npm start` do not mix.
   const workDir = options.workDir ?? join(CACHE_DIR, 'run', basename(assemblyPath));
   const started = performance.now();
@@ -71,9 +71,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     installDynamoDbLocal();
     const [dynamoLocal, assemblyDir] = await Promise.all([
       startDynamoDbLocal(),
-      Promise.resolve().then(() =>
-        synthesize(options.assemblyDir ?? join(PROJECT_ROOT, 'cdk.out'), context, log),
-      ),
+      Promise.resolve().then(() => synthesize(assemblyPath, context, log)),
     ]);
     stoppers.push(() => (dynamoLocal as DynamoDbLocal).stop());
     const assembly = readAssembly(assemblyDir);

@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 
 /**
@@ -7,6 +9,29 @@ import { type LocalProcess, startLocalProcess } from '../support/local-process';
  * 2 s saga deadline, a 1 s sweeper grace, and scheduled rules firing every 250 ms.
  */
 let cloud: LocalProcess;
+/** A reservation's events, read from the inventory event store through the local cloud's AWS endpoint. */
+async function reservationEvents(reservationId: string) {
+  const dynamo = new DynamoDBClient({
+    endpoint: cloud.awsEndpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const wiring = (await (await fetch(`${cloud.awsEndpoint}/_local/wiring`)).json()) as { tables: string[] };
+  const table = wiring.tables.find((t) => t.startsWith('InventoryEvents'))!;
+  const page = await dynamo.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'aggregateId = :id',
+      ExpressionAttributeValues: { ':id': { S: reservationId } },
+      ConsistentRead: true,
+    }),
+  );
+  dynamo.destroy();
+  return (page.Items ?? []).map(
+    (item) => unmarshall(item) as { type: string; occurredAt: string; data: Record<string, unknown> },
+  );
+}
+
 const setFaults = async (rules: unknown[]) => {
   await fetch(`${cloud.awsEndpoint}/_local/faults`, { method: 'POST', body: JSON.stringify(rules) });
 };
@@ -62,8 +87,11 @@ test('a reservation expires at expiresAt and its stock becomes available again',
   };
   expect(await until((v) => v.reserved === 4)).toMatchObject({ available: 1, reserved: 4 });
   expect(await until((v) => v.reserved === 0)).toMatchObject({ available: 5, reserved: 0, sold: 0 });
-  // It was not given back before its time.
-  expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+  // It was not given back before its time: the event store records when, and why, it was released.
+  const released = await reservationEvents(String(reserved.body.reservationId));
+  expect(released.map((e) => e.type)).toEqual(['ReservationPlaced', 'ReservationReleased']);
+  expect(released[1]!.data).toMatchObject({ reason: 'EXPIRED' });
+  expect(Date.parse(released[1]!.occurredAt)).toBeGreaterThanOrEqual(expiresAt);
 
   // Releasing an expired reservation answers as a release and changes nothing.
   const release = await call(
