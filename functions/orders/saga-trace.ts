@@ -11,9 +11,6 @@ export interface SagaStep {
   error?: { error: string; cause?: string };
 }
 
-/** The states that undo a saga's work; reaching CancelOrder means the saga was compensated. */
-export const COMPENSATIONS = new Set(['RefundPayment', 'ReleaseStock', 'CancelOrder']);
-
 const iso = (t: Date | undefined) => (t ? new Date(t).toISOString() : new Date(0).toISOString());
 
 /**
@@ -65,6 +62,7 @@ export function sagaTrace(executionStatus: string | undefined, history: readonly
   }
   // A task that failed and then succeeded on a retry ends SUCCEEDED; a task still going stays RUNNING.
   for (const step of steps) if (!step.endedAt && step.status === 'FAILED') step.status = 'RUNNING';
+  // Reaching CancelOrder means the saga was compensated.
   const compensated = steps.some((s) => s.name === 'CancelOrder' && s.status === 'SUCCEEDED');
   const status: SagaStatus =
     executionStatus === 'RUNNING'
