@@ -87,51 +87,23 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   /**
    * Reserves `quantity` units, trying shards in a random order so that
    * concurrent reservations of one product land on different partition keys.
-   * With `reservationId` given (the saga's, derived from the order) a repeat
-   * finds the first reservation and changes nothing.
    */
-  async function reserveStock(
-    productId: string,
-    quantity: number,
-    meta: AppendMeta,
-    options: { reservationId?: string; orderId?: string; ttlSeconds?: number } = {},
-  ): Promise<Reservation> {
+  async function reserveStock(productId: string, quantity: number, meta: AppendMeta): Promise<Reservation> {
     const product = await requireProduct(productId);
-    const reservationId = options.reservationId ?? newId('res');
-    const ttlSeconds = options.ttlSeconds ?? settings.reservationTtlSeconds;
-    const expiresAt = new Date(meta.now.getTime() + ttlSeconds * 1000);
+    const reservationId = newId('res');
+    const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);
     const place = async (parts: ReservationPart[], loaded: ReadonlyMap<number, Loaded<Stock>>) => {
-      const decision = reserve({
-        reservationId,
-        productId,
-        parts,
-        expiresAt,
-        ...(options.orderId ? { orderId: options.orderId } : {}),
-        now: meta.now,
-      });
-      await applyReservationDecision(
-        productId,
-        reservationId,
-        { state: null, version: 0 },
-        decision,
-        loaded,
-        meta,
-      );
+      const decision = reserve({ reservationId, productId, parts, expiresAt, now: meta.now });
+      const none = { state: null, version: 0 };
+      await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
       return reservationFold.evolve(null, decision.reservation[0]!)!;
     };
     return retryOnConflict(async () => {
-      if (options.reservationId) {
-        const existing = await reservations.load(reservationId);
-        if (existing.state) return existing.state;
-      }
       const order = shuffled(allShards(product));
       // The common case: one shard has it all. Reservations of that shard take turns in this sandbox.
-      const first = order[0]!;
-      const single = await serialized(shardId(productId, first), async () => {
-        const loaded = await loadShards(productId, [first]);
-        return loaded.get(first)!.state.available >= quantity
-          ? place([{ shard: first, quantity }], loaded)
-          : undefined;
+      const single = await serialized(shardId(productId, order[0]!), async () => {
+        const planned = await planFromFirstShard(product, quantity, order);
+        return planned && place(planned.parts, planned.loaded);
       });
       if (single) return single;
       const planned = await planAcrossShards(product, quantity, order);
@@ -140,18 +112,18 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     });
   }
 
-  /**
-   * Plans `quantity` of `product`: from one shard picked at random when it has
-   * it all (one read, whatever the shard count), else over every shard.
-   */
-  async function planQuickly(product: Product, quantity: number) {
-    const order = shuffled(allShards(product));
+  /** The whole of `quantity` from the first shard of `order`, in one read, if that shard has it. */
+  async function planFromFirstShard(product: Product, quantity: number, order: readonly number[]) {
     const first = order[0]!;
     const loaded = await loadShards(product.productId, [first]);
-    if (loaded.get(first)!.state.available >= quantity) {
-      return { ok: true as const, parts: [{ shard: first, quantity }], loaded };
-    }
-    return planAcrossShards(product, quantity, order);
+    if (loaded.get(first)!.state.available < quantity) return undefined;
+    return { ok: true as const, parts: [{ shard: first, quantity }], loaded };
+  }
+
+  /** Plans `quantity` from one random shard when it has it all, else over every shard. */
+  async function planQuickly(product: Product, quantity: number) {
+    const order = shuffled(allShards(product));
+    return (await planFromFirstShard(product, quantity, order)) ?? planAcrossShards(product, quantity, order);
   }
 
   /** Loads every shard of `product` and plans `quantity` over them, or says how much there is. */

@@ -21,7 +21,10 @@ export const handler = projector(async (event) => {
       const separator = event.aggregateId.lastIndexOf('#');
       const productId = event.aggregateId.slice(0, separator);
       const attribute = shardAttribute(Number(event.aggregateId.slice(separator + 1)));
-      await upsertShard(productId, attribute, event.version, event.state as Stock);
+      // Each shard nests under its own attribute, guarded by its own `sNVersion`.
+      await upsertView(VIEWS_TABLE, productId, `${attribute}Version`, event.version, {
+        [attribute]: { ...(event.state as Stock), version: event.version },
+      });
       return;
     }
     case 'Reservation': {
@@ -44,10 +47,3 @@ export const handler = projector(async (event) => {
     }
   }
 });
-
-/** Shard states nest under one attribute each, so the version guard is on `sN.version`. */
-async function upsertShard(productId: string, attribute: string, version: number, stock: Stock) {
-  await upsertView(VIEWS_TABLE, productId, `${attribute}Version`, version, {
-    [attribute]: { ...stock, version },
-  });
-}
