@@ -84,16 +84,22 @@ export const handler = sagaSteps({
       return { status: 'CONFIRMED' };
     }),
 
-  cancel: (input: SagaStepInput, now) =>
-    retryOnConflict(async () => {
+  cancel: async (input: SagaStepInput, now) => {
+    const meta = { now, correlationId: input.correlationId };
+    const cancelled = await retryOnConflict(async () => {
       const { state, version } = await loadOrder(input.orderId);
       const reason = input.reason as CancellationReason;
       const payment = await payments.load(paymentIdFor(input.orderId));
       const paymentId =
         payment.state && payment.state.status !== 'VOIDED' ? payment.state.paymentId : undefined;
       const events = cancel(state, reason, now, paymentId);
-      await orders.append(input.orderId, version, events, state, { now, correlationId: input.correlationId });
+      await orders.append(input.orderId, version, events, state, meta);
       if (events.length > 0) recordOutcome(state, 'Cancelled', now, reason);
-      return { status: 'CANCELLED', reason };
-    }),
+      return { status: state.status === 'CONFIRMED' ? 'CONFIRMED' : 'CANCELLED', reason };
+    });
+    // A cancelled order holds no stock, whichever path led here (out of stock skips ReleaseStock):
+    // what is still held is released, and what was never made is voided so it cannot land later.
+    if (cancelled.status === 'CANCELLED') await inventory.releaseForOrder(input.orderId, input.items, meta);
+    return cancelled;
+  },
 });
