@@ -150,6 +150,27 @@ export class AggregateStore<State, E extends DomainEvent> {
     return { aggregateId, items };
   }
 
+  /**
+   * A transaction item that holds only while this aggregate is still at
+   * `version`: the guard for a decision that read another aggregate, so that
+   * the decision and a concurrent change of what it read cannot both land.
+   */
+  unchanged(aggregateId: string, version: number): PendingAppend {
+    return {
+      aggregateId,
+      items: [
+        {
+          ConditionCheck: {
+            TableName: this.tableName,
+            Key: { [KEY.partition]: aggregateId, [KEY.sort]: version + 1 },
+            ConditionExpression: 'attribute_not_exists(#id)',
+            ExpressionAttributeNames: { '#id': KEY.partition },
+          },
+        },
+      ],
+    };
+  }
+
   /** Appends to this one aggregate; a single event is one conditional `PutItem`. */
   async append(
     aggregateId: string,

@@ -1,4 +1,5 @@
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { paymentIdFor } from '../../functions/payments/domain';
 import {
   awsEndpoint,
   createCustomer,
@@ -183,6 +184,62 @@ describe('the order saga', () => {
     expect(await stockOf(product.productId)).toMatchObject({ available: 8, reserved: 0, sold: 2 });
     expect((await creditOf(customer.customerId)).availableCreditCents).toBe(8_000);
     expect((await get<OrderView>(`/orders/${order.orderId}`)).body).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  test('a confirmation and a refund of one order, racing, never both land', async () => {
+    // The saga waits before its first step, so the steps can be raced by hand meanwhile.
+    await setFaults([{ state: 'ReserveStock', rate: 1, delayMs: 4_000 }]);
+    const customer = await createCustomer({ creditLimitCents: 1_000_000 });
+    const product = await createProduct({ stock: 100, priceCents: 1000 });
+    const items = [{ productId: product.productId, quantity: 1 }];
+    const orders = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        post<{ orderId: string }>('/orders', { customerId: customer.customerId, items }),
+      ),
+    );
+    await Promise.all(
+      orders.map(async ({ body: { orderId } }) => {
+        const input = {
+          orderId,
+          customerId: customer.customerId,
+          items: [{ ...items[0]!, priceCents: 1000 }],
+          totalCents: 1000,
+          deadline: new Date(Date.now() + 60_000).toISOString(),
+        };
+        expect(
+          (await invokeFunction('SagaInventorySteps', { ...input, action: 'reserve' })).error,
+        ).toBeNull();
+        expect((await invokeFunction('SagaPaymentsSteps', { ...input, action: 'capture' })).error).toBeNull();
+        await Promise.all([
+          invokeFunction('SagaOrdersSteps', { ...input, action: 'confirm' }),
+          invokeFunction('SagaPaymentsSteps', { ...input, action: 'refund' }),
+        ]);
+      }),
+    );
+    await setFaults([]);
+    const finals = await Promise.all(
+      orders.map((o) =>
+        eventually(
+          () => get<OrderView>(`/orders/${o.body.orderId}`),
+          (r) => r.body.status !== 'PENDING',
+        ),
+      ),
+    );
+    for (const { body: order } of finals) {
+      const payment = await get<{ status: string }>(`/payments/${paymentIdFor(order.orderId)}`);
+      expect([order.status, payment.body.status]).toEqual(
+        order.status === 'CONFIRMED' ? ['CONFIRMED', 'CAPTURED'] : ['CANCELLED', 'REFUNDED'],
+      );
+    }
+    const confirmed = finals.filter((f) => f.body.status === 'CONFIRMED').length;
+    await settles(() => creditOf(customer.customerId), {
+      availableCreditCents: 1_000_000 - 1000 * confirmed,
+    });
+    await settles(() => stockOf(product.productId), {
+      available: 100 - confirmed,
+      reserved: 0,
+      sold: confirmed,
+    });
   });
 
   test('200 concurrent orders from 20 customers for 50 units with tight credit and transient faults', async () => {

@@ -69,15 +69,24 @@ export const handler = sagaSteps({
       const { state, version } = await loadOrder(input.orderId);
       if (state.status === 'CONFIRMED') return { status: state.status };
       assertBeforeDeadline(input, now);
-      const events = confirm(state, paymentIdFor(input.orderId), now);
+      const paymentId = paymentIdFor(input.orderId);
+      const events = confirm(state, paymentId, now);
       if (events === 'CANNOT_CONFIRM')
         throw new SagaError('ConfirmationFailed', `order ${input.orderId} is ${state.status}`);
+      // Confirmation is conditional on the payment as read: a refund landing meanwhile fails it.
+      const payment = await payments.load(paymentId);
+      if (payment.state?.status !== 'CAPTURED')
+        throw new SagaError(
+          'ConfirmationFailed',
+          `payment ${paymentId} is ${payment.state?.status ?? 'missing'}`,
+        );
       const meta = { now, correlationId: input.correlationId };
       const commits = await inventory.commitAppendsForOrder(input.orderId, input.items, meta);
       if (!commits)
         throw new SagaError('ConfirmationFailed', `a reservation of ${input.orderId} is no longer held`);
       await appendAtomically(documents, [
         orders.pending(input.orderId, version, events, state, meta),
+        payments.unchanged(paymentId, payment.version),
         ...commits,
       ]);
       recordOutcome(state, 'Confirmed', now);

@@ -1,6 +1,5 @@
 import { captureCredit } from '../../accounts/domain';
 import { customers } from '../../accounts/store';
-import { ordersStore } from '../../orders/store';
 import { documents } from '../../shared/aws';
 import { appendAtomically, retryOnConflict } from '../../shared/event-store';
 import { assertBeforeDeadline, SagaError, sagaSteps } from '../../shared/saga';
@@ -11,7 +10,6 @@ import { paymentsStore } from '../store';
 const payments = paymentsStore();
 const accounts = customers();
 const refundPayment = refundPayments(payments, accounts);
-const orders = ordersStore();
 
 /**
  * The saga's payment steps. One payment per order (its id derives from the
@@ -51,10 +49,5 @@ export const handler = sagaSteps({
       return { paymentId };
     }),
 
-  refund: async (input, now) => {
-    // A confirmation that landed after its step gave up is final: its payment stays.
-    if ((await orders.load(input.orderId)).state?.status === 'CONFIRMED')
-      return { refunded: false, confirmed: true };
-    return refundPayment(input.orderId, { now, correlationId: input.correlationId });
-  },
+  refund: (input, now) => refundPayment(input.orderId, { now, correlationId: input.correlationId }),
 });
