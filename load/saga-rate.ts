@@ -23,7 +23,7 @@ interface Stats {
   invocations: Record<string, { count: number }>;
   reads: Record<string, Record<string, number>>;
   writes: Record<string, { itemWrites: number }>;
-  eventBridge: { putEvents: number };
+  eventBridge: { events: number };
   stepFunctions: { executions: number; stateTransitions: number; taskInvocations: number };
 }
 
@@ -80,7 +80,7 @@ async function runRate(rate: number, customerIds: string[], productIds: string[]
       `task invocations ${(stats.stepFunctions.taskInvocations / sagas).toFixed(1)}, ` +
       `Lambda invocations ${(invocations / sagas).toFixed(1)}, ` +
       `DynamoDB read calls ${(reads / sagas).toFixed(1)}, item writes ${(writes / sagas).toFixed(1)}, ` +
-      `events put ${(stats.eventBridge.putEvents / sagas).toFixed(1)}`,
+      `events put ${(stats.eventBridge.events / sagas).toFixed(1)}`,
   );
   console.log(
     `  Lambda invocations by function: ${Object.entries(stats.invocations)

@@ -117,7 +117,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     const pollers = mappingSpecs(assembly, resolve, tables, runtime).map(
       (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
     );
-    endpoint.onRead((tableNames, operation) => telemetry.read(tableNames, operation));
+    endpoint.onRead((units, operation) => telemetry.read(units, operation));
     endpoint.onWrite((tableNames, operation, input) => {
       telemetry.write(operation, input);
       for (const poller of pollers) {

@@ -28,6 +28,7 @@ export class FunctionError extends Error {
 
 export interface InvocationRecord {
   readonly functionName: string;
+  readonly memoryMb: number;
   readonly durationMs: number;
   readonly ok: boolean;
 }
@@ -202,7 +203,12 @@ export class LambdaRuntime {
       return result;
     } finally {
       clearTimeout(timer);
-      const record = { functionName: functionId, durationMs: performance.now() - started, ok };
+      const record = {
+        functionName: functionId,
+        memoryMb: spec.memoryMb,
+        durationMs: performance.now() - started,
+        ok,
+      };
       for (const listener of this.listeners) listener(record);
     }
   }
