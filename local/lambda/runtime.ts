@@ -130,6 +130,8 @@ export class LambdaRuntime {
         ...(this.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
       },
       env: spec.environment,
+      // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles.
+      execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512) },
     });
     const pending: Sandbox['pending'] = new Map();
