@@ -44,8 +44,18 @@ export function ensureCfnLint(log: (message: string) => void = () => {}): string
   log(`installing cfn-lint ${CFN_LINT_VERSION} into ${VENV_DIR}`);
   rmSync(VENV_DIR, { recursive: true, force: true });
   const python = process.platform === 'win32' ? 'python' : 'python3';
-  run(python, ['-m', 'venv', VENV_DIR]);
-  run(venvBin('python'), ['-m', 'pip', 'install', '--quiet', '--no-input', `cfn-lint==${CFN_LINT_VERSION}`]);
+  const install = ['install', '--quiet', '--no-input', `cfn-lint==${CFN_LINT_VERSION}`];
+  try {
+    run(python, ['-m', 'venv', VENV_DIR]);
+    run(venvBin('python'), ['-m', 'pip', ...install]);
+  } catch (error) {
+    // Debian's python3 without python3-venv has no ensurepip: make the venv bare and install into it
+    // with the system's pip (22.3 or later knows --python).
+    log(`python3 -m venv failed (${(error as Error).message.split('\n')[0]}); using the system pip`);
+    rmSync(VENV_DIR, { recursive: true, force: true });
+    run(python, ['-m', 'venv', '--without-pip', VENV_DIR]);
+    run(python, ['-m', 'pip', '--python', venvBin('python'), ...install]);
+  }
   const installed = run(cfnLintBin, ['--version']).trim();
   if (!installed.includes(CFN_LINT_VERSION))
     throw new Error(`expected cfn-lint ${CFN_LINT_VERSION}, got "${installed}"`);
