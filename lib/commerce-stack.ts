@@ -2,10 +2,16 @@ import {
   aws_apigatewayv2 as apigw,
   CfnOutput,
   aws_dynamodb as dynamodb,
+  aws_lambda as lambda,
   Stack,
   type StackProps,
 } from 'aws-cdk-lib';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import type { Construct } from 'constructs';
+import { addApiStage } from './constructs/http-routes';
+import { DeadLetterQueue } from './constructs/stream-consumer';
+import { acknowledgeNag } from './nag';
+import { Observability } from './observability';
 import { AccountsService } from './services/accounts';
 import { InventoryService } from './services/inventory';
 import { OrdersService } from './services/orders';
@@ -18,7 +24,10 @@ export interface CommerceStackProps extends StackProps {
   readonly config: StageConfig;
 }
 
-/** One stage of the platform: the HTTP API, the four services and the outbox to the bus. */
+/**
+ * One stage of the platform: the HTTP API, the four services, the outbox to
+ * the bus, the saga, and what an operator watches it with.
+ */
 export class CommerceStack extends Stack {
   readonly httpApi: apigw.HttpApi;
 
@@ -26,15 +35,28 @@ export class CommerceStack extends Stack {
     super(scope, id, props);
     const { config } = props;
 
+    const jwt = config.jwtAuthorizer;
     this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
       description: `Commerce platform API (${config.stage})`,
-      createDefaultStage: true,
+      // The stage is added after the routes, with their throttling (addApiStage).
+      createDefaultStage: false,
+      ...(jwt
+        ? { defaultAuthorizer: new HttpJwtAuthorizer('Jwt', jwt.issuer, { jwtAudience: [...jwt.audience] }) }
+        : {}),
     });
+    if (!jwt) {
+      acknowledgeNag(
+        this.httpApi,
+        'APIG4',
+        `stage ${config.stage} has no JWT authorizer by its config: the contract's routes are open there (prod has one)`,
+      );
+    }
     const idempotencyTable = new dynamodb.Table(this, 'Idempotency', {
       partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: 'expiration',
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
       removalPolicy: config.removalPolicy,
     });
 
@@ -47,8 +69,55 @@ export class CommerceStack extends Stack {
       config,
       eventTables: [accounts.events, inventory.events, orders.events, payments.events],
     });
-    new OrderSaga(this, 'Saga', { config, bus: outbox.bus, accounts, inventory, orders, payments });
+    const saga = new OrderSaga(this, 'Saga', {
+      config,
+      bus: outbox.bus,
+      accounts,
+      inventory,
+      orders,
+      payments,
+    });
+    const apiStage = addApiStage(this, this.httpApi, config);
+
+    if (!config.pointInTimeRecovery) {
+      acknowledgeNag(
+        this,
+        'DDB3',
+        `stage ${config.stage} keeps no backups by its config: its tables are disposable test data`,
+      );
+    }
+
+    const deadLetterQueues = this.node
+      .findAll()
+      .filter((c): c is DeadLetterQueue => c instanceof DeadLetterQueue)
+      .map((dlq) => ({ name: `${dlq.node.scope!.node.id}${dlq.node.id}`, queue: dlq.queue }));
+    const observability = new Observability(this, 'Observability', {
+      config,
+      httpApi: this.httpApi,
+      apiStage,
+      stateMachine: saga.stateMachine,
+      functions: this.node.findAll().filter((c): c is lambda.Function => c instanceof lambda.Function),
+      deadLetterQueues,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.httpApi.apiEndpoint, description: 'The HTTP API base URL' });
+    new CfnOutput(this, 'StateMachineArn', {
+      value: saga.stateMachine.stateMachineArn,
+      description: 'The order saga: its executions in the Step Functions console',
+    });
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards/dashboard/${observability.dashboard.dashboardName}`,
+      description: 'The stage’s CloudWatch dashboard',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: observability.alarmTopic.topicArn,
+      description: 'Alarms are published here: subscribe the on-call',
+    });
+    for (const { name, queue } of deadLetterQueues) {
+      new CfnOutput(this, `${name}QueueUrl`, {
+        value: queue.queueUrl,
+        description: `Dead letters of ${name}: redrive with scripts/redrive-dlq.ts`,
+      });
+    }
   }
 }

@@ -3,6 +3,40 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 export const STAGES = ['dev', 'staging', 'prod'] as const;
 export type StageName = (typeof STAGES)[number];
 
+/** A token bucket of API Gateway: requests per second in the steady state, and the bucket's size. */
+export interface Throttle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * What each function does, which decides how much concurrency it may take. A
+ * sweeper reserves 1 where it reserves at all: two sweeps at once would only race.
+ */
+export type FunctionKind = 'api' | 'projector' | 'publisher' | 'sagaStep' | 'sweeper';
+
+/** The thresholds at which an operator is paged (alarms to the stage's SNS topic). */
+export interface AlarmThresholds {
+  /** 5xx answers of the HTTP API in five minutes: any is a fault of ours (bad input is always a 4xx). */
+  readonly api5xxPerFiveMinutes: number;
+  /** p95 latency of the HTTP API over five minutes, three periods in a row. */
+  readonly apiP95LatencyMs: number;
+  /** Age of the oldest stream record a projector or the outbox relay has not processed. */
+  readonly streamIteratorAgeMs: number;
+  /** Saga executions failed, timed out or aborted (not cancelled orders: those end in success) in five minutes. */
+  readonly sagaExecutionFailuresPerFiveMinutes: number;
+  /** Orders cancelled because the saga ran past its deadline, in five minutes. */
+  readonly sagaTimeoutsPerFiveMinutes: number;
+  /** Throttled invocations of any one function in five minutes. */
+  readonly lambdaThrottlesPerFiveMinutes: number;
+}
+
+/** A JWT authorizer on every route: tokens from `issuer` whose `aud` is one of `audience`. */
+export interface JwtAuthorizerConfig {
+  readonly issuer: string;
+  readonly audience: readonly string[];
+}
+
 /** Everything that differs between stages, as typed code (snapshot-tested). */
 export interface StageConfig {
   readonly stage: StageName;
@@ -23,6 +57,18 @@ export interface StageConfig {
   readonly removalPolicy: RemovalPolicy;
   readonly pointInTimeRecovery: boolean;
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN';
+  /**
+   * Throttling of the HTTP API stage, as the replaced systems' gateway rate
+   * limiting did: `default` for every route, `routes` per route key.
+   */
+  readonly apiThrottle: { readonly default: Throttle; readonly routes: Readonly<Record<string, Throttle>> };
+  /** Reserved concurrency of each kind of function; undefined takes from the account's unreserved pool. */
+  readonly reservedConcurrency: Readonly<Record<FunctionKind, number | undefined>>;
+  readonly alarms: AlarmThresholds;
+  /** Undefined: the routes are open (the API contract has no authentication of its own). */
+  readonly jwtAuthorizer: JwtAuthorizerConfig | undefined;
+  /** Subscribed to the alarm topic when given (`-c alarmEmail=...`); other subscribers are added outside the stack. */
+  readonly alarmEmail: string | undefined;
 }
 
 const shared = {
@@ -34,6 +80,15 @@ const shared = {
   maxStockShards: 64,
 } as const;
 
+/** The write routes that take the load: placing orders and holding stock in a flash sale. */
+const ORDER_ROUTE = 'POST /orders';
+const RESERVATION_ROUTE = 'POST /products/{productId}/reservations';
+/** Catalogue and customer writes are back-office traffic. */
+const BACK_OFFICE_ROUTES = ['POST /customers', 'POST /products', 'POST /products/{productId}/restock'];
+
+const backOffice = (throttle: Throttle) =>
+  Object.fromEntries(BACK_OFFICE_ROUTES.map((route) => [route, throttle]));
+
 export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
   dev: {
     ...shared,
@@ -43,6 +98,27 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: false,
     logLevel: 'INFO',
+    // Generous on purpose: the load profiles (up to 500 iterations/s, a few requests each) run against dev,
+    // locally and deployed, and measure the platform, not the throttle.
+    apiThrottle: { default: { rateLimit: 5000, burstLimit: 5000 }, routes: {} },
+    // A new account may have a concurrency limit of 10; reserving any would fail the deployment.
+    reservedConcurrency: {
+      api: undefined,
+      projector: undefined,
+      publisher: undefined,
+      sagaStep: undefined,
+      sweeper: undefined,
+    },
+    alarms: {
+      api5xxPerFiveMinutes: 10,
+      apiP95LatencyMs: 2000,
+      streamIteratorAgeMs: 300_000,
+      sagaExecutionFailuresPerFiveMinutes: 5,
+      sagaTimeoutsPerFiveMinutes: 50,
+      lambdaThrottlesPerFiveMinutes: 50,
+    },
+    jwtAuthorizer: undefined,
+    alarmEmail: undefined,
   },
   staging: {
     ...shared,
@@ -52,6 +128,25 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: true,
     logLevel: 'INFO',
+    apiThrottle: {
+      default: { rateLimit: 200, burstLimit: 400 },
+      routes: {
+        [ORDER_ROUTE]: { rateLimit: 100, burstLimit: 200 },
+        [RESERVATION_ROUTE]: { rateLimit: 500, burstLimit: 1000 },
+        ...backOffice({ rateLimit: 20, burstLimit: 40 }),
+      },
+    },
+    reservedConcurrency: { api: 50, projector: 10, publisher: 20, sagaStep: 25, sweeper: 1 },
+    alarms: {
+      api5xxPerFiveMinutes: 5,
+      apiP95LatencyMs: 1000,
+      streamIteratorAgeMs: 120_000,
+      sagaExecutionFailuresPerFiveMinutes: 1,
+      sagaTimeoutsPerFiveMinutes: 20,
+      lambdaThrottlesPerFiveMinutes: 20,
+    },
+    jwtAuthorizer: undefined,
+    alarmEmail: undefined,
   },
   prod: {
     ...shared,
@@ -61,12 +156,37 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.RETAIN,
     pointInTimeRecovery: true,
     logLevel: 'WARN',
+    apiThrottle: {
+      default: { rateLimit: 500, burstLimit: 1000 },
+      routes: {
+        [ORDER_ROUTE]: { rateLimit: 500, burstLimit: 1000 },
+        // A flash sale: hundreds of thousands of reservations on a few items, in minutes.
+        [RESERVATION_ROUTE]: { rateLimit: 2000, burstLimit: 4000 },
+        ...backOffice({ rateLimit: 50, burstLimit: 100 }),
+      },
+    },
+    // 4 APIs × 150 + 3 saga steps × 50 + 4 projectors × 20 + 40 + 2 sweepers = 872: an account at the default
+    // limit of 1,000 keeps the 100 unreserved that Lambda requires. 2,000 reservations/s at ~50 ms take ~100.
+    reservedConcurrency: { api: 150, projector: 20, publisher: 40, sagaStep: 50, sweeper: 1 },
+    alarms: {
+      api5xxPerFiveMinutes: 1,
+      apiP95LatencyMs: 500,
+      streamIteratorAgeMs: 60_000,
+      sagaExecutionFailuresPerFiveMinutes: 1,
+      sagaTimeoutsPerFiveMinutes: 10,
+      lambdaThrottlesPerFiveMinutes: 10,
+    },
+    // The identity provider's issuer and the API's audience; deploy with your own through
+    // `-c jwtIssuer=... -c jwtAudience=...` (example.com is reserved for documentation).
+    jwtAuthorizer: { issuer: 'https://auth.example.com/', audience: ['commerce-api'] },
+    alarmEmail: undefined,
   },
 };
 
 /**
  * The stage's config, with the few overrides that tests and local runs need
- * (short deadlines and TTLs) taken from CDK context, checked like the rest.
+ * (short deadlines and TTLs) and a deployment's own JWT issuer and audience,
+ * taken from CDK context and checked like the rest.
  */
 export function stageConfig(stage: string, context: (key: string) => unknown = () => undefined): StageConfig {
   if (!(STAGES as readonly string[]).includes(stage)) {
@@ -86,5 +206,36 @@ export function stageConfig(stage: string, context: (key: string) => unknown = (
     sagaDeadline: seconds('sagaDeadlineSeconds', base.sagaDeadline),
     reservationTtl: seconds('reservationTtlSeconds', base.reservationTtl),
     sweeperGrace: seconds('sweeperGraceSeconds', base.sweeperGrace),
+    jwtAuthorizer: jwtAuthorizer(base.jwtAuthorizer, context),
+    alarmEmail: alarmEmail(context('alarmEmail')) ?? base.alarmEmail,
   };
+}
+
+function alarmEmail(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const email = String(value);
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+    throw new Error('context alarmEmail must be an email address');
+  return email;
+}
+
+function jwtAuthorizer(
+  base: JwtAuthorizerConfig | undefined,
+  context: (key: string) => unknown,
+): JwtAuthorizerConfig | undefined {
+  const issuer = context('jwtIssuer');
+  const audience = context('jwtAudience');
+  if (issuer === undefined && audience === undefined) return base;
+  if (!base) throw new Error('context jwtIssuer and jwtAudience apply only to a stage with a JWT authorizer');
+  const checkedIssuer = issuer === undefined ? base.issuer : String(issuer);
+  if (!/^https:\/\/[^\s/]+/.test(checkedIssuer)) throw new Error('context jwtIssuer must be an https:// URL');
+  const checkedAudience =
+    audience === undefined
+      ? base.audience
+      : String(audience)
+          .split(',')
+          .map((a) => a.trim())
+          .filter(Boolean);
+  if (checkedAudience.length === 0) throw new Error('context jwtAudience must name at least one audience');
+  return { issuer: checkedIssuer, audience: checkedAudience };
 }

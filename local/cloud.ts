@@ -44,6 +44,14 @@ export const NOT_RUN_LOCALLY = new Set([
   'AWS::ApiGatewayV2::Api',
   'AWS::ApiGatewayV2::Integration',
   'AWS::CDK::Metadata',
+  // Observability: dashboards, alarms and the alarm topic (and its key) watch AWS's metrics, which are not made locally.
+  'AWS::CloudWatch::Alarm',
+  'AWS::CloudWatch::Dashboard',
+  'AWS::SNS::Topic',
+  'AWS::SNS::TopicPolicy',
+  'AWS::KMS::Key',
+  // A scheduled function's on-failure destination: locally a rule target's own retries and dead-letter queue stand in.
+  'AWS::Lambda::EventInvokeConfig',
 ]);
 
 export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;

@@ -98,10 +98,13 @@ export function projector(project: (event: EventRecord) => Promise<void>) {
     const failures: { itemIdentifier: string }[] = [];
     await Promise.all(
       [...newest.values()].map(async (event) => {
+        // The event's correlation id ties the projection to the request (and saga) that caused it.
+        const keys = { aggregateId: event.aggregateId, type: event.type, correlationId: event.correlationId };
         try {
           await project(event);
+          logger.debug('projected', keys);
         } catch (error) {
-          logger.error('projection failed', { aggregateId: event.aggregateId, error: error as Error });
+          logger.error('projection failed', { ...keys, error: error as Error });
           failures.push({ itemIdentifier: firstRecord.get(event.aggregateId)! });
         }
       }),

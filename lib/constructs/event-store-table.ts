@@ -1,4 +1,4 @@
-import { aws_dynamodb as dynamodb } from 'aws-cdk-lib';
+import { aws_dynamodb as dynamodb, aws_iam as iam } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { StageConfig } from '../stage-config';
 
@@ -23,9 +23,41 @@ export class EventStoreTable extends Construct {
   }
 }
 
-/** A service's read models, keyed by `id`, written only by its projector. */
+/**
+ * A service's read models, keyed by `id`, written only by its projector.
+ * Its grants name the table, or one index of it, never `index/*`: a reader
+ * of items cannot query the sweepers' indexes, and a sweeper only its own.
+ */
 export class ViewsTable extends Construct {
   readonly table: dynamodb.Table;
+
+  /** Reads of view items by key (a GET). */
+  grantReadItems(grantee: iam.IGrantable) {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:DescribeTable'],
+      resourceArns: [this.table.tableArn],
+    });
+  }
+
+  /** What a projector does: read a view and write it under its version guard. */
+  grantProjection(grantee: iam.IGrantable) {
+    this.grantReadItems(grantee);
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      resourceArns: [this.table.tableArn],
+    });
+  }
+
+  /** Queries of one index (a sweeper's). */
+  grantIndexQuery(grantee: iam.IGrantable, indexName: string) {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:Query'],
+      resourceArns: [`${this.table.tableArn}/index/${indexName}`],
+    });
+  }
 
   constructor(scope: Construct, id: string, config: StageConfig) {
     super(scope, id);

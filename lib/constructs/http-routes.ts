@@ -1,5 +1,12 @@
-import { aws_apigatewayv2 as apigw, aws_lambda as lambda } from 'aws-cdk-lib';
+import {
+  aws_apigatewayv2 as apigw,
+  aws_apigateway as apigw1,
+  aws_lambda as lambda,
+  aws_logs as logs,
+} from 'aws-cdk-lib';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { Construct } from 'constructs';
+import type { StageConfig } from '../stage-config';
 
 /** Routes `"METHOD /path"` keys of the HTTP API to one function (a service's API handler). */
 export function addRoutes(api: apigw.HttpApi, fn: lambda.IFunction, routeKeys: readonly string[]) {
@@ -10,4 +17,67 @@ export function addRoutes(api: apigw.HttpApi, fn: lambda.IFunction, routeKeys: r
     const [method, path] = key.split(' ') as [keyof typeof apigw.HttpMethod, string];
     api.addRoutes({ path, methods: [apigw.HttpMethod[method]], integration });
   }
+}
+
+/** The HTTP API's routes, once every service has added its own. */
+export const routesOf = (api: apigw.HttpApi) =>
+  api.node.children.filter((c): c is apigw.HttpRoute => c instanceof apigw.HttpRoute);
+
+/**
+ * The API's `$default` stage, made after every route: throttled as the stage
+ * says (a default for every route and settings per route key, both in the
+ * template's `AWS::ApiGatewayV2::Stage`, where a local runtime can read them
+ * too), with per-route metrics and JSON access logs.
+ */
+export function addApiStage(scope: Construct, api: apigw.HttpApi, config: StageConfig): apigw.HttpStage {
+  const routes = routesOf(api);
+  const routeKeys = new Set(routes.map((r) => (r.node.defaultChild as apigw.CfnRoute).routeKey));
+  const unknown = Object.keys(config.apiThrottle.routes).filter((key) => !routeKeys.has(key));
+  if (unknown.length > 0)
+    throw new Error(`stage ${config.stage} throttles unknown routes: ${unknown.join(', ')}`);
+
+  const accessLogs = new logs.LogGroup(scope, 'ApiAccessLogs', {
+    retention: config.logRetentionDays as logs.RetentionDays,
+    removalPolicy: config.removalPolicy,
+  });
+  const stage = api.addStage('DefaultStage', {
+    stageName: '$default',
+    autoDeploy: true,
+    throttle: config.apiThrottle.default,
+    // Route-level metrics (requests, latency, errors per route) for the dashboard.
+    detailedMetricsEnabled: true,
+    accessLogSettings: {
+      destination: new apigw.LogGroupLogDestination(accessLogs),
+      // requestId is the correlation id a function logs when the client sent none.
+      format: apigw1.AccessLogFormat.custom(
+        JSON.stringify({
+          requestId: '$context.requestId',
+          ip: '$context.identity.sourceIp',
+          requestTime: '$context.requestTime',
+          routeKey: '$context.routeKey',
+          status: '$context.status',
+          responseLength: '$context.responseLength',
+          responseLatency: '$context.responseLatency',
+          integrationLatency: '$context.integrationLatency',
+          integrationError: '$context.integrationErrorMessage',
+          authorizerError: '$context.authorizer.error',
+        }),
+      ),
+    },
+  });
+  const cfnStage = stage.node.defaultChild as apigw.CfnStage;
+  cfnStage.routeSettings = Object.fromEntries(
+    Object.entries(config.apiThrottle.routes).map(([key, throttle]) => [
+      key,
+      {
+        ThrottlingRateLimit: throttle.rateLimit,
+        ThrottlingBurstLimit: throttle.burstLimit,
+        // A route's settings replace the stage's defaults for it, metrics included.
+        DetailedMetricsEnabled: true,
+      },
+    ]),
+  );
+  // Route settings name routes by key: CloudFormation must have made them first.
+  for (const route of routes) stage.node.addDependency(route);
+  return stage;
 }

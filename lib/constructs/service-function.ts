@@ -1,8 +1,16 @@
 import { join } from 'node:path';
-import { Duration, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
+import {
+  Duration,
+  aws_iam as iam,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  type aws_sqs as sqs,
+} from 'aws-cdk-lib';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import type { StageConfig } from '../stage-config';
+import { acknowledgeNag } from '../nag';
+import type { FunctionKind, StageConfig } from '../stage-config';
 
 const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
 
@@ -10,17 +18,26 @@ export interface ServiceFunctionProps {
   /** Path under `functions/`, e.g. `accounts/handlers/api.ts`. */
   readonly entry: string;
   readonly service: string;
+  /** What the function does; the stage reserves concurrency by kind. */
+  readonly kind: FunctionKind;
   readonly config: StageConfig;
   readonly environment?: Record<string, string>;
   readonly timeout?: Duration;
   readonly memorySize?: number;
   readonly description: string;
+  /**
+   * Where an asynchronous invocation (a scheduled rule's) goes when its two
+   * retries are spent: a Lambda destination, whose record names the function
+   * and carries the payload, so that the redrive script can invoke it again.
+   */
+  readonly onFailure?: sqs.IQueue;
 }
 
 /**
  * Every Lambda of the platform: Node.js 22 on arm64, bundled by the local
  * esbuild (no Docker), Powertools configured for its service, JSON logs with
- * the stage's retention, active tracing.
+ * the stage's retention, active tracing, and a role of its own that may write
+ * to its own log group and nothing else until the service grants it more.
  */
 export class ServiceFunction extends Construct {
   readonly fn: NodejsFunction;
@@ -31,10 +48,18 @@ export class ServiceFunction extends Construct {
       retention: props.config.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.config.removalPolicy,
     });
+    // Instead of AWSLambdaBasicExecutionRole, whose log permissions cover every log group of the account.
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.description} (${props.config.stage})`,
+    });
+    logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');
+
     this.fn = new NodejsFunction(this, 'Function', {
       entry: join(FUNCTIONS_DIR, props.entry),
       handler: 'handler',
       description: props.description,
+      role,
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 1024,
@@ -42,9 +67,12 @@ export class ServiceFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
+      reservedConcurrentExecutions: props.config.reservedConcurrency[props.kind],
+      ...(props.onFailure ? { onFailure: new SqsDestination(props.onFailure), retryAttempts: 2 } : {}),
       environment: {
         POWERTOOLS_SERVICE_NAME: props.service,
-        POWERTOOLS_METRICS_NAMESPACE: 'Commerce',
+        // One namespace per stage, so that two stages in one account never add up on a dashboard or alarm.
+        POWERTOOLS_METRICS_NAMESPACE: metricsNamespace(props.config),
         POWERTOOLS_LOG_LEVEL: props.config.logLevel,
         STAGE: props.config.stage,
         ...props.environment,
@@ -62,5 +90,19 @@ export class ServiceFunction extends Construct {
         externalModules: [],
       },
     });
+
+    acknowledgeNag(
+      this,
+      'IAM5[Resource::*]',
+      'X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level permissions',
+    );
+    acknowledgeNag(
+      this,
+      'L1',
+      'Node.js 22 is pinned: the bundles target node22 and were tested on it; a runtime upgrade is a deliberate change',
+    );
   }
 }
+
+/** The CloudWatch namespace of the platform's own (EMF) metrics on a stage. */
+export const metricsNamespace = (config: StageConfig) => `Commerce/${config.stage}`;

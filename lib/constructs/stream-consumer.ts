@@ -1,7 +1,10 @@
 import { Duration, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_sqs as sqs } from 'aws-cdk-lib';
+import type * as targets from 'aws-cdk-lib/aws-events-targets';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import { acknowledgeNag } from '../nag';
 import type { StageConfig } from '../stage-config';
+import type { ViewsTable } from './event-store-table';
 import { ServiceFunction } from './service-function';
 
 /** A dead-letter queue: encrypted, TLS only, kept 14 days for inspection and redrive. */
@@ -14,6 +17,11 @@ export class DeadLetterQueue extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledgeNag(
+      this,
+      'SQS3',
+      'this queue is itself a dead-letter queue (of a stream mapping, rule target or async invocation)',
+    );
   }
 }
 
@@ -41,7 +49,7 @@ export interface ProjectorProps {
   readonly service: string;
   readonly config: StageConfig;
   readonly events: dynamodb.Table;
-  readonly views: dynamodb.Table;
+  readonly views: ViewsTable;
   readonly deadLetters: sqs.IQueue;
   readonly description: string;
 }
@@ -51,11 +59,24 @@ export function addProjector(scope: Construct, props: ProjectorProps): lambda.IF
   const projector = new ServiceFunction(scope, 'Projector', {
     entry: `${props.service}/handlers/projector.ts`,
     service: props.service,
+    kind: 'projector',
     config: props.config,
     description: props.description,
-    environment: { VIEWS_TABLE: props.views.tableName },
+    environment: { VIEWS_TABLE: props.views.table.tableName },
   }).fn;
-  props.views.grantReadWriteData(projector);
+  props.views.grantProjection(projector);
   consumeStream(projector, props.events, props.deadLetters);
   return projector;
 }
+
+/**
+ * A scheduled rule's Lambda target: EventBridge retries a failed delivery
+ * twice within the sweep interval, then gives the event to `deadLetters`
+ * (a function that fails every attempt sends it there too, as its
+ * on-failure destination).
+ */
+export const scheduledTarget = (deadLetters: sqs.IQueue): targets.LambdaFunctionProps => ({
+  retryAttempts: 2,
+  maxEventAge: Duration.minutes(5),
+  deadLetterQueue: deadLetters,
+});

@@ -15,28 +15,29 @@ export interface ServiceProps {
 /** Customers and their credit. */
 export class AccountsService extends Construct {
   readonly events: dynamodb.Table;
-  readonly views: dynamodb.Table;
+  readonly views: ViewsTable;
   readonly deadLetters: DeadLetterQueue;
 
   constructor(scope: Construct, id: string, { config, httpApi, idempotencyTable }: ServiceProps) {
     super(scope, id);
     this.events = new EventStoreTable(this, 'Events', config).table;
-    this.views = new ViewsTable(this, 'Views', config).table;
+    this.views = new ViewsTable(this, 'Views', config);
     this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
 
     const api = new ServiceFunction(this, 'Api', {
       entry: 'accounts/handlers/api.ts',
       service: 'accounts',
+      kind: 'api',
       config,
       description: 'Accounts HTTP API: register and read customers',
       environment: {
         ACCOUNTS_TABLE: this.events.tableName,
-        VIEWS_TABLE: this.views.tableName,
+        VIEWS_TABLE: this.views.table.tableName,
         IDEMPOTENCY_TABLE: idempotencyTable.tableName,
       },
     }).fn;
     this.events.grantReadWriteData(api);
-    this.views.grantReadData(api);
+    this.views.grantReadItems(api);
     idempotencyTable.grantReadWriteData(api);
     addRoutes(httpApi, api, ['POST /customers', 'GET /customers/{customerId}']);
 

@@ -3,29 +3,35 @@ import { Construct } from 'constructs';
 import { EventStoreTable, ViewsTable } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
-import { addProjector, DeadLetterQueue } from '../constructs/stream-consumer';
+import { addProjector, DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
 import type { ServiceProps } from './accounts';
+
+/** The sparse index of held reservations by `expiresAt`, which the expiry sweeper queries. */
+const EXPIRY_INDEX = 'byExpiry';
 
 /** Products, their sharded stock, reservations and their expiry. */
 export class InventoryService extends Construct {
   readonly events: dynamodb.Table;
-  readonly views: dynamodb.Table;
+  readonly views: ViewsTable;
   readonly deadLetters: DeadLetterQueue;
+  /** Expiry sweeps that failed to be delivered or failed every attempt (the next sweep retries their work). */
+  readonly sweepFailures: DeadLetterQueue;
   /** What every function issuing inventory commands needs in its environment. */
   readonly commandEnvironment: Record<string, string>;
 
   constructor(scope: Construct, id: string, { config, httpApi, idempotencyTable }: ServiceProps) {
     super(scope, id);
     this.events = new EventStoreTable(this, 'Events', config).table;
-    this.views = new ViewsTable(this, 'Views', config).table;
+    this.views = new ViewsTable(this, 'Views', config);
     // Sparse: only reservations still held carry `expiryPartition`.
-    this.views.addGlobalSecondaryIndex({
-      indexName: 'byExpiry',
+    this.views.table.addGlobalSecondaryIndex({
+      indexName: EXPIRY_INDEX,
       partitionKey: { name: 'expiryPartition', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'expiresAt', type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.KEYS_ONLY,
     });
     this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
+    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures');
     this.commandEnvironment = {
       INVENTORY_TABLE: this.events.tableName,
       RESERVATION_TTL_SECONDS: String(config.reservationTtl.toSeconds()),
@@ -36,16 +42,17 @@ export class InventoryService extends Construct {
     const api = new ServiceFunction(this, 'Api', {
       entry: 'inventory/handlers/api.ts',
       service: 'inventory',
+      kind: 'api',
       config,
       description: 'Inventory HTTP API: products, reservations, restock',
       environment: {
         ...this.commandEnvironment,
-        VIEWS_TABLE: this.views.tableName,
+        VIEWS_TABLE: this.views.table.tableName,
         IDEMPOTENCY_TABLE: idempotencyTable.tableName,
       },
     }).fn;
     this.events.grantReadWriteData(api);
-    this.views.grantReadData(api);
+    this.views.grantReadItems(api);
     idempotencyTable.grantReadWriteData(api);
     addRoutes(httpApi, api, [
       'POST /products',
@@ -67,17 +74,19 @@ export class InventoryService extends Construct {
     const expirer = new ServiceFunction(this, 'Expirer', {
       entry: 'inventory/handlers/expirer.ts',
       service: 'inventory',
+      kind: 'sweeper',
       config,
       description: 'Expires reservations past expiresAt and gives their stock back',
-      environment: { ...this.commandEnvironment, VIEWS_TABLE: this.views.tableName },
+      environment: { ...this.commandEnvironment, VIEWS_TABLE: this.views.table.tableName },
       timeout: config.expirySweepInterval,
+      onFailure: this.sweepFailures.queue,
     }).fn;
     this.events.grantReadWriteData(expirer);
-    this.views.grantReadData(expirer);
+    this.views.grantIndexQuery(expirer, EXPIRY_INDEX);
     new events.Rule(this, 'ExpirySweep', {
       description: 'Runs the reservation expiry sweeper',
       schedule: events.Schedule.rate(config.expirySweepInterval),
-      targets: [new targets.LambdaFunction(expirer, { retryAttempts: 2 })],
+      targets: [new targets.LambdaFunction(expirer, scheduledTarget(this.sweepFailures.queue))],
     });
   }
 }

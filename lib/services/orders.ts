@@ -12,10 +12,13 @@ export interface OrdersServiceProps extends ServiceProps {
   readonly inventory: InventoryService;
 }
 
+/** The sparse index of pending orders by deadline, which the saga's sweeper queries. */
+export const PENDING_INDEX = 'pendingByDeadline';
+
 /** Orders: placement (which starts the saga through `OrderPlaced`) and reading. */
 export class OrdersService extends Construct {
   readonly events: dynamodb.Table;
-  readonly views: dynamodb.Table;
+  readonly views: ViewsTable;
   readonly deadLetters: DeadLetterQueue;
   readonly api: lambda.IFunction;
 
@@ -23,10 +26,10 @@ export class OrdersService extends Construct {
     super(scope, id);
     const { config, httpApi, idempotencyTable, accounts, inventory } = props;
     this.events = new EventStoreTable(this, 'Events', config).table;
-    this.views = new ViewsTable(this, 'Views', config).table;
+    this.views = new ViewsTable(this, 'Views', config);
     // Sparse: only pending orders carry `pendingPartition`; the saga's sweeper reads it.
-    this.views.addGlobalSecondaryIndex({
-      indexName: 'pendingByDeadline',
+    this.views.table.addGlobalSecondaryIndex({
+      indexName: PENDING_INDEX,
       partitionKey: { name: 'pendingPartition', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'deadline', type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.KEYS_ONLY,
@@ -36,11 +39,12 @@ export class OrdersService extends Construct {
     const api = new ServiceFunction(this, 'Api', {
       entry: 'orders/handlers/api.ts',
       service: 'orders',
+      kind: 'api',
       config,
       description: 'Orders HTTP API: place and read orders',
       environment: {
         ORDERS_TABLE: this.events.tableName,
-        VIEWS_TABLE: this.views.tableName,
+        VIEWS_TABLE: this.views.table.tableName,
         IDEMPOTENCY_TABLE: idempotencyTable.tableName,
         ACCOUNTS_TABLE: accounts.events.tableName,
         ...inventory.commandEnvironment,
@@ -48,7 +52,7 @@ export class OrdersService extends Construct {
       },
     }).fn;
     this.events.grantReadWriteData(api);
-    this.views.grantReadData(api);
+    this.views.grantReadItems(api);
     idempotencyTable.grantReadWriteData(api);
     // Placing an order checks the customer and prices the products from their event stores.
     accounts.events.grantReadData(api);

@@ -20,6 +20,7 @@ export class Outbox extends Construct {
     const publisher = new ServiceFunction(this, 'Publisher', {
       entry: 'outbox/handlers/publisher.ts',
       service: 'outbox',
+      kind: 'publisher',
       config: props.config,
       description: 'Relays committed events from the event tables to the bus',
       environment: { EVENT_BUS_NAME: this.bus.eventBusName },

@@ -9,24 +9,25 @@ import type { ServiceProps } from './accounts';
 /** Payments captured against a customer's credit, and their refunds. */
 export class PaymentsService extends Construct {
   readonly events: dynamodb.Table;
-  readonly views: dynamodb.Table;
+  readonly views: ViewsTable;
   readonly deadLetters: DeadLetterQueue;
 
   constructor(scope: Construct, id: string, { config, httpApi }: Omit<ServiceProps, 'idempotencyTable'>) {
     super(scope, id);
     this.events = new EventStoreTable(this, 'Events', config).table;
-    this.views = new ViewsTable(this, 'Views', config).table;
+    this.views = new ViewsTable(this, 'Views', config);
     this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
 
     const api = new ServiceFunction(this, 'Api', {
       entry: 'payments/handlers/api.ts',
       service: 'payments',
+      kind: 'api',
       config,
       description: 'Payments HTTP API: read payments',
-      environment: { PAYMENTS_TABLE: this.events.tableName, VIEWS_TABLE: this.views.tableName },
+      environment: { PAYMENTS_TABLE: this.events.tableName, VIEWS_TABLE: this.views.table.tableName },
     }).fn;
     this.events.grantReadData(api);
-    this.views.grantReadData(api);
+    this.views.grantReadItems(api);
     addRoutes(httpApi, api, ['GET /payments/{paymentId}']);
 
     addProjector(this, {

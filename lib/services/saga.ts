@@ -9,11 +9,12 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ServiceFunction } from '../constructs/service-function';
-import { DeadLetterQueue } from '../constructs/stream-consumer';
+import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
+import { acknowledgeNag, logicalIdOf } from '../nag';
 import type { StageConfig } from '../stage-config';
 import type { AccountsService } from './accounts';
 import type { InventoryService } from './inventory';
-import type { OrdersService } from './orders';
+import { type OrdersService, PENDING_INDEX } from './orders';
 import type { PaymentsService } from './payments';
 
 export interface OrderSagaProps {
@@ -33,7 +34,10 @@ export interface OrderSagaProps {
  */
 export class OrderSaga extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  /** `OrderPlaced` events EventBridge could not start an execution for. */
   readonly deadLetters: DeadLetterQueue;
+  /** Sweeps that failed to be delivered or failed every attempt (the next sweep retries their work). */
+  readonly sweepFailures: DeadLetterQueue;
 
   constructor(scope: Construct, id: string, props: OrderSagaProps) {
     super(scope, id);
@@ -42,6 +46,7 @@ export class OrderSaga extends Construct {
       new ServiceFunction(this, name, {
         entry,
         service,
+        kind: 'sagaStep',
         config,
         description: `Order saga steps of ${service}`,
         environment,
@@ -94,10 +99,24 @@ export class OrderSaga extends Construct {
           retention: config.logRetentionDays as logs.RetentionDays,
           removalPolicy: config.removalPolicy,
         }),
-        level: config.workflowType === 'EXPRESS' ? sfn.LogLevel.ERROR : sfn.LogLevel.ALL,
+        // Every state's entry and exit: on EXPRESS this log is the only history of an execution.
+        level: sfn.LogLevel.ALL,
+        // Inputs and outputs carry customers' orders; the steps' own logs have what a failure needs.
         includeExecutionData: false,
       },
     });
+    acknowledgeNag(
+      this.stateMachine,
+      'IAM5[Resource::*]',
+      'log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level permissions',
+    );
+    for (const fn of [inventorySteps, paymentsSteps, ordersSteps]) {
+      acknowledgeNag(
+        this.stateMachine,
+        `IAM5[Resource::<${logicalIdOf(fn)}.Arn>:*]`,
+        'invoking the versions and aliases of this one step function',
+      );
+    }
     for (const fn of [inventorySteps, paymentsSteps, ordersSteps]) fn.grantInvoke(this.stateMachine);
 
     this.deadLetters = new DeadLetterQueue(this, 'StartFailures');
@@ -113,38 +132,45 @@ export class OrderSaga extends Construct {
         }),
       ],
     });
+    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures');
 
     const sweeper = new ServiceFunction(this, 'Sweeper', {
       entry: 'orders/handlers/sweeper.ts',
       service: 'orders',
+      kind: 'sweeper',
       config,
       description: 'Cancels and undoes orders whose saga outlived its deadline',
       environment: {
         ...ordersEnvironment,
-        VIEWS_TABLE: orders.views.tableName,
+        VIEWS_TABLE: orders.views.table.tableName,
         SWEEPER_GRACE_SECONDS: String(config.sweeperGrace.toSeconds()),
       },
       timeout: Duration.minutes(1),
+      onFailure: this.sweepFailures.queue,
     }).fn;
     orders.events.grantReadWriteData(sweeper);
-    orders.views.grantReadData(sweeper);
+    orders.views.grantIndexQuery(sweeper, PENDING_INDEX);
     inventory.events.grantReadWriteData(sweeper);
     payments.events.grantReadWriteData(sweeper);
     accounts.events.grantReadWriteData(sweeper);
     new events.Rule(this, 'SweepLostSagas', {
       description: 'Runs the sweeper of orders past their saga deadline',
       schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 2 })],
+      targets: [new targets.LambdaFunction(sweeper, scheduledTarget(this.sweepFailures.queue))],
     });
 
     // The trace of `GET /orders/{id}/saga` reads this machine's executions.
+    const executionKind = config.workflowType === 'EXPRESS' ? 'express' : 'execution';
+    acknowledgeNag(
+      orders.api.role!,
+      `IAM5[Resource::arn:aws:states:<AWS::Region>:<AWS::AccountId>:${executionKind}:<${logicalIdOf(this.stateMachine)}.Name>:*]`,
+      'the executions of this one state machine, whose names are made at run time',
+    );
     orders.api.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['states:DescribeExecution', 'states:GetExecutionHistory'],
         resources: [
-          `arn:aws:states:${this.stateMachine.env.region}:${this.stateMachine.env.account}:${
-            config.workflowType === 'EXPRESS' ? 'express' : 'execution'
-          }:${this.stateMachine.stateMachineName}:*`,
+          `arn:aws:states:${this.stateMachine.env.region}:${this.stateMachine.env.account}:${executionKind}:${this.stateMachine.stateMachineName}:*`,
         ],
       }),
     );

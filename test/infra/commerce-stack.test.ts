@@ -1,16 +1,21 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { CommerceStack } from '../../lib/commerce-stack';
-import { STAGES, stageConfig } from '../../lib/stage-config';
+import { App, Duration, RemovalPolicy, Stack, aws_sns as sns } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { addNagChecks } from '../../lib/nag';
+import { type FunctionKind, STAGE_CONFIGS, STAGES, stageConfig } from '../../lib/stage-config';
+import { type Resources, referencedIds, removeSynthesized, resourcesOf, synthStage } from './synth';
 
-/** Synthesizes a stage without bundling (the promises checked here are the template's). */
-function synth(stage: string, context: Record<string, string> = {}) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
-  const config = stageConfig(stage, (key) => context[key]);
-  return Template.fromStack(new CommerceStack(app, `Commerce-${stage}`, { config }));
-}
+afterAll(removeSynthesized);
+
+/** Each stage synthesized once for this file, as `cdk synth -c stage=...` does (cdk-nag included), without bundling. */
+const synthesized = new Map<string, ReturnType<typeof synthStage>>();
+const synthesizedStage = (stage: string) => {
+  if (!synthesized.has(stage)) synthesized.set(stage, synthStage(stage));
+  return synthesized.get(stage)!;
+};
+const synth = (stage: string) => synthesizedStage(stage).template;
 
 describe.each(STAGES)('the %s stage', (stage) => {
   const template = synth(stage);
@@ -142,5 +147,532 @@ describe('stage differences', () => {
     expect(
       stageConfig('dev', (k) => (k === 'reservationTtlSeconds' ? '2' : undefined)).reservationTtl.toSeconds(),
     ).toBe(2);
+  });
+});
+
+/** Durations and removal policies made readable, so that the snapshot shows what a reviewer must see. */
+const printable = (value: unknown): unknown => {
+  if (value instanceof Duration) return value.toHumanString();
+  if (Array.isArray(value)) return value.map(printable);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v)]));
+  }
+  return value;
+};
+
+describe('stage config', () => {
+  test('every stage’s config is as reviewed (snapshot)', () => {
+    expect(printable(STAGE_CONFIGS)).toMatchSnapshot();
+  });
+
+  test('the stages differ where they must', () => {
+    const { dev, staging, prod } = STAGE_CONFIGS;
+    expect([dev.workflowType, staging.workflowType, prod.workflowType]).toEqual([
+      'STANDARD',
+      'EXPRESS',
+      'STANDARD',
+    ]);
+    expect(dev.logRetentionDays).toBeLessThan(staging.logRetentionDays);
+    expect(staging.logRetentionDays).toBeLessThan(prod.logRetentionDays);
+    expect([dev.pointInTimeRecovery, prod.pointInTimeRecovery]).toEqual([false, true]);
+    expect([dev.removalPolicy, prod.removalPolicy]).toEqual([RemovalPolicy.DESTROY, RemovalPolicy.RETAIN]);
+    expect(dev.jwtAuthorizer).toBeUndefined();
+    expect(prod.jwtAuthorizer?.issuer).toMatch(/^https:\/\//);
+    expect(prod.alarms.api5xxPerFiveMinutes).toBeLessThan(dev.alarms.api5xxPerFiveMinutes);
+    expect(prod.alarms.apiP95LatencyMs).toBeLessThan(dev.alarms.apiP95LatencyMs);
+    expect(Object.values(dev.reservedConcurrency).every((c) => c === undefined)).toBe(true);
+    expect(prod.reservedConcurrency.sweeper).toBe(1);
+  });
+
+  test('dev’s throttle lets the load profiles through (up to 500 iterations/s of a few requests each)', () => {
+    const { default: all, routes } = STAGE_CONFIGS.dev.apiThrottle;
+    for (const throttle of [all, ...Object.values(routes)]) {
+      expect(throttle.rateLimit).toBeGreaterThanOrEqual(2000);
+      expect(throttle.burstLimit).toBeGreaterThanOrEqual(2000);
+    }
+  });
+
+  test('prod reserves no more concurrency than an account at the default limit (1,000) can give', () => {
+    const counts = { api: 4, projector: 4, publisher: 1, sagaStep: 3, sweeper: 2 };
+    const reserved = Object.entries(counts).reduce(
+      (sum, [kind, n]) => sum + n * (STAGE_CONFIGS.prod.reservedConcurrency[kind as FunctionKind] ?? 0),
+      0,
+    );
+    // Lambda keeps 100 unreserved.
+    expect(reserved).toBeLessThanOrEqual(900);
+  });
+
+  test('context overrides of the JWT authorizer and alarm email are checked', () => {
+    const ctx = (values: Record<string, string>) => (key: string) => values[key];
+    expect(
+      stageConfig('prod', ctx({ jwtIssuer: 'https://id.example.org/pool', jwtAudience: 'a, b' }))
+        .jwtAuthorizer,
+    ).toEqual({ issuer: 'https://id.example.org/pool', audience: ['a', 'b'] });
+    expect(() => stageConfig('prod', ctx({ jwtIssuer: 'http://id.example.org' }))).toThrow(/https/);
+    expect(() => stageConfig('prod', ctx({ jwtAudience: ' , ' }))).toThrow(/audience/);
+    expect(() => stageConfig('dev', ctx({ jwtIssuer: 'https://id.example.org' }))).toThrow(/JWT authorizer/);
+    expect(stageConfig('dev', ctx({ alarmEmail: 'ops@example.org' })).alarmEmail).toBe('ops@example.org');
+    expect(() => stageConfig('dev', ctx({ alarmEmail: 'ops' }))).toThrow(/email/);
+  });
+});
+
+describe.each(STAGES)('the %s template follows its config', (stage) => {
+  const config = stageConfig(stage);
+  const template = synth(stage);
+  const resources = resourcesOf(template);
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+  test('the saga has the stage’s workflow type and deadline', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: config.workflowType,
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({ SAGA_DEADLINE_SECONDS: String(config.sagaDeadline.toSeconds()) }),
+      },
+    });
+  });
+
+  test('every log group keeps the stage’s retention and removal policy', () => {
+    const groups = ofType('AWS::Logs::LogGroup');
+    // One per function, the saga's executions and the API's access log.
+    expect(groups.length).toBe(ofType('AWS::Lambda::Function').length + 2);
+    for (const [, group] of groups) {
+      expect(group.Properties?.RetentionInDays).toBe(config.logRetentionDays);
+      expect(group.DeletionPolicy).toBe(config.removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete');
+    }
+  });
+
+  test('every table has the stage’s removal policy and point-in-time recovery, and is encrypted', () => {
+    const tables = ofType('AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(9);
+    for (const [, table] of tables) {
+      expect(table.DeletionPolicy).toBe(config.removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete');
+      expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({
+        PointInTimeRecoveryEnabled: config.pointInTimeRecovery,
+      });
+      expect(table.Properties?.SSESpecification).toEqual({ SSEEnabled: true });
+    }
+  });
+
+  test('the API stage is throttled: a default for every route and the stage’s settings per route', () => {
+    const stages = ofType('AWS::ApiGatewayV2::Stage');
+    expect(stages).toHaveLength(1);
+    const props = stages[0]![1].Properties!;
+    expect(props.StageName).toBe('$default');
+    expect(props.AutoDeploy).toBe(true);
+    expect(props.DefaultRouteSettings).toMatchObject({
+      ThrottlingRateLimit: config.apiThrottle.default.rateLimit,
+      ThrottlingBurstLimit: config.apiThrottle.default.burstLimit,
+      DetailedMetricsEnabled: true,
+    });
+    const routeSettings = (props.RouteSettings ?? {}) as Record<string, unknown>;
+    expect(Object.keys(routeSettings).sort()).toEqual(Object.keys(config.apiThrottle.routes).sort());
+    const routeKeys = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties?.RouteKey);
+    for (const [key, throttle] of Object.entries(config.apiThrottle.routes)) {
+      expect(routeKeys).toContain(key);
+      expect(routeSettings[key]).toEqual({
+        ThrottlingRateLimit: throttle.rateLimit,
+        ThrottlingBurstLimit: throttle.burstLimit,
+        DetailedMetricsEnabled: true,
+      });
+    }
+    // Route settings name routes by key: the stage is made after every route.
+    const dependsOn = (template.toJSON().Resources[stages[0]![0]].DependsOn ?? []) as string[];
+    for (const [routeId] of ofType('AWS::ApiGatewayV2::Route')) expect(dependsOn).toContain(routeId);
+    expect(props.AccessLogSettings).toMatchObject({
+      DestinationArn: { 'Fn::GetAtt': [expect.any(String), 'Arn'] },
+    });
+  });
+
+  test('every function has the reserved concurrency of its kind', () => {
+    const byDescription = (part: string) =>
+      ofType('AWS::Lambda::Function').filter(([, f]) => String(f.Properties?.Description).includes(part));
+    const expectReserved = (
+      fns: [string, { Properties?: Record<string, unknown> }][],
+      kind: FunctionKind,
+    ) => {
+      expect(fns.length).toBeGreaterThan(0);
+      for (const [, fn] of fns) {
+        expect(fn.Properties?.ReservedConcurrentExecutions).toBe(config.reservedConcurrency[kind]);
+      }
+    };
+    expectReserved(byDescription('HTTP API'), 'api');
+    expectReserved(byDescription('Projects'), 'projector');
+    expectReserved(byDescription('Relays committed events'), 'publisher');
+    expectReserved(byDescription('Order saga steps'), 'sagaStep');
+    expectReserved(
+      [...byDescription('Expires reservations'), ...byDescription('Cancels and undoes')],
+      'sweeper',
+    );
+  });
+
+  test('the alarms have the stage’s thresholds', () => {
+    const threshold = (idPart: string) => {
+      const found = ofType('AWS::CloudWatch::Alarm').filter(([id]) => id.includes(idPart));
+      expect(found.length).toBeGreaterThan(0);
+      return found.map(([, a]) => a.Properties?.Threshold);
+    };
+    expect(threshold('Api5xx')).toEqual([config.alarms.api5xxPerFiveMinutes]);
+    expect(threshold('ApiLatencyP95')).toEqual([config.alarms.apiP95LatencyMs]);
+    expect(new Set(threshold('IteratorAge'))).toEqual(new Set([config.alarms.streamIteratorAgeMs]));
+    expect(threshold('SagaExecutionFailures')).toEqual([config.alarms.sagaExecutionFailuresPerFiveMinutes]);
+    expect(threshold('SagaTimeouts')).toEqual([config.alarms.sagaTimeoutsPerFiveMinutes]);
+    expect(new Set(threshold('Throttles'))).toEqual(new Set([config.alarms.lambdaThrottlesPerFiveMinutes]));
+  });
+
+  test(`the JWT authorizer is ${config.jwtAuthorizer ? 'on every route, with the configured issuer and audience' : 'off'}`, () => {
+    const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
+    const routes = ofType('AWS::ApiGatewayV2::Route');
+    if (!config.jwtAuthorizer) {
+      expect(authorizers).toHaveLength(0);
+      for (const [, route] of routes) expect(route.Properties?.AuthorizationType ?? 'NONE').toBe('NONE');
+      return;
+    }
+    expect(authorizers).toHaveLength(1);
+    const [authorizerId, authorizer] = authorizers[0]!;
+    expect(authorizer.Properties).toMatchObject({
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: { Issuer: config.jwtAuthorizer.issuer, Audience: [...config.jwtAuthorizer.audience] },
+    });
+    for (const [, route] of routes) {
+      expect(route.Properties).toMatchObject({
+        AuthorizationType: 'JWT',
+        AuthorizerId: { Ref: authorizerId },
+      });
+    }
+  });
+});
+
+test('prod has a JWT authorizer and point-in-time recovery; dev has neither', () => {
+  const prod = resourcesOf(synth('prod'));
+  const dev = resourcesOf(synth('dev'));
+  const count = (r: Resources, type: string) => Object.values(r).filter((x) => x.Type === type).length;
+  expect([count(prod, 'AWS::ApiGatewayV2::Authorizer'), count(dev, 'AWS::ApiGatewayV2::Authorizer')]).toEqual(
+    [1, 0],
+  );
+  const pitr = (r: Resources) =>
+    Object.values(r)
+      .filter((x) => x.Type === 'AWS::DynamoDB::Table')
+      .map(
+        (t) =>
+          (t.Properties!.PointInTimeRecoverySpecification as { PointInTimeRecoveryEnabled: boolean })
+            .PointInTimeRecoveryEnabled,
+      );
+  expect(new Set(pitr(prod))).toEqual(new Set([true]));
+  expect(new Set(pitr(dev))).toEqual(new Set([false]));
+});
+
+describe.each(STAGES)('failure wiring of the %s stage', (stage) => {
+  const template = synth(stage);
+  const resources = resourcesOf(template);
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  const queueIds = new Set(ofType('AWS::SQS::Queue').map(([id]) => id));
+
+  test('every EventBridge rule target retries a bounded number of times and has a dead-letter queue', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(3);
+    for (const [, rule] of rules) {
+      for (const target of rule.Properties!.Targets as Record<string, Record<string, unknown>>[]) {
+        expect(target.RetryPolicy).toMatchObject({ MaximumRetryAttempts: expect.any(Number) });
+        expect(target.RetryPolicy!.MaximumEventAgeInSeconds).toBeGreaterThan(0);
+        const dlq = referencedIds(target.DeadLetterConfig);
+        expect(dlq.size).toBe(1);
+        expect(queueIds.has([...dlq][0]!)).toBe(true);
+      }
+    }
+  });
+
+  test('every function a rule invokes asynchronously has an on-failure destination', () => {
+    const asyncTargets = ofType('AWS::Events::Rule').flatMap(([, rule]) =>
+      (rule.Properties!.Targets as { Arn: unknown }[]).flatMap((t) => [...referencedIds(t.Arn)]),
+    );
+    const functions = asyncTargets.filter((id) => resources[id]?.Type === 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(2);
+    const configs = ofType('AWS::Lambda::EventInvokeConfig');
+    for (const fn of functions) {
+      const invokeConfig = configs.find(([, c]) => referencedIds(c.Properties?.FunctionName).has(fn));
+      expect(invokeConfig).toBeDefined();
+      expect(invokeConfig![1].Properties).toMatchObject({ MaximumRetryAttempts: 2 });
+      const destination = referencedIds(
+        (invokeConfig![1].Properties?.DestinationConfig as Record<string, unknown>)?.OnFailure,
+      );
+      expect([...destination].every((id) => queueIds.has(id))).toBe(true);
+      expect(destination.size).toBe(1);
+    }
+  });
+
+  test('the saga logs every execution event and its steps retry and catch', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      LoggingConfiguration: {
+        Level: 'ALL',
+        Destinations: [
+          { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] } } },
+        ],
+      },
+      TracingConfiguration: { Enabled: true },
+    });
+    const asl = JSON.parse(
+      readFileSync(join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'), 'utf8'),
+    ) as { States: Record<string, { Type: string; Retry?: unknown[]; Catch?: unknown[] }> };
+    for (const [name, state] of Object.entries(asl.States)) {
+      if (state.Type !== 'Task') continue;
+      expect({ name, retries: (state.Retry ?? []).length > 0 }).toEqual({ name, retries: true });
+    }
+    for (const name of ['ReserveStock', 'CapturePayment', 'ConfirmOrder']) {
+      expect(asl.States[name]!.Catch?.length).toBeGreaterThan(0);
+    }
+  });
+
+  test('every queue is where something fails to, and an alarm watches its depth', () => {
+    const failingInto = new Set<string>();
+    for (const [, m] of ofType('AWS::Lambda::EventSourceMapping')) {
+      for (const id of referencedIds(m.Properties?.DestinationConfig)) failingInto.add(id);
+    }
+    for (const [, c] of ofType('AWS::Lambda::EventInvokeConfig')) {
+      for (const id of referencedIds(c.Properties?.DestinationConfig)) failingInto.add(id);
+    }
+    for (const [, rule] of ofType('AWS::Events::Rule')) {
+      for (const t of rule.Properties!.Targets as { DeadLetterConfig?: unknown }[]) {
+        for (const id of referencedIds(t.DeadLetterConfig)) failingInto.add(id);
+      }
+    }
+    expect([...queueIds].sort()).toEqual([...failingInto].sort());
+    const watched = ofType('AWS::CloudWatch::Alarm')
+      .filter(([, a]) => a.Properties?.MetricName === 'ApproximateNumberOfMessagesVisible')
+      .flatMap(([, a]) => [...referencedIds(a.Properties?.Dimensions)]);
+    expect([...new Set(watched)].sort()).toEqual([...queueIds].sort());
+    for (const id of queueIds) {
+      expect(resources[id]!.Properties).toMatchObject({
+        SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: 1209600,
+      });
+    }
+  });
+});
+
+describe.each(STAGES)('observability of the %s stage', (stage) => {
+  const template = synth(stage);
+  const resources = resourcesOf(template);
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+  test('one dashboard shows requests and p95 per route, 4xx/5xx, saga outcomes and duration, iterator age, dead letters and throttles', () => {
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    expect(dashboards[0]![1].Properties?.DashboardName).toBe(`commerce-${stage}`);
+    const body = JSON.stringify(dashboards[0]![1].Properties?.DashboardBody);
+    for (const [, route] of ofType('AWS::ApiGatewayV2::Route')) {
+      const [method, path] = String(route.Properties?.RouteKey).split(' ');
+      expect(body).toContain(`\\"Method\\",\\"${method}\\",\\"Resource\\",\\"${path}\\"`);
+    }
+    for (const needle of [
+      '\\"Count\\"',
+      '\\"stat\\":\\"p95\\"',
+      '4xx',
+      '5xx',
+      'SagaConfirmed',
+      'SagaCancelledByReason',
+      'SagaDurationMs',
+      'ExecutionsFailed',
+      'IteratorAge',
+      'ApproximateNumberOfMessagesVisible',
+      'Throttles',
+    ]) {
+      expect(body).toContain(needle);
+    }
+    expect(body).toContain(`Commerce/${stage}`);
+  });
+
+  test('every alarm notifies the alarm topic, which is encrypted with a rotated key and refuses plain HTTP', () => {
+    const [topicId, topic] = ofType('AWS::SNS::Topic')[0]!;
+    expect(ofType('AWS::SNS::Topic')).toHaveLength(1);
+    const [keyId] = [...referencedIds(topic.Properties?.KmsMasterKeyId)];
+    expect(resources[keyId!]).toMatchObject({
+      Type: 'AWS::KMS::Key',
+      Properties: { EnableKeyRotation: true },
+    });
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    expect(alarms.length).toBeGreaterThanOrEqual(20);
+    for (const [, alarm] of alarms) {
+      expect(alarm.Properties?.AlarmActions).toEqual([{ Ref: topicId }]);
+    }
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  test('every function publishes its metrics under the stage’s namespace', () => {
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      expect(fn.Properties?.Environment).toMatchObject({
+        Variables: expect.objectContaining({ POWERTOOLS_METRICS_NAMESPACE: `Commerce/${stage}` }),
+      });
+    }
+  });
+});
+
+/** Actions that AWS authorizes on no particular resource, so `Resource: "*"` is the only way to grant them. */
+const RESOURCELESS_ACTIONS = new Set([
+  'xray:PutTraceSegments',
+  'xray:PutTelemetryRecords',
+  'xray:GetSamplingRules',
+  'xray:GetSamplingTargets',
+  'dynamodb:ListStreams',
+  'logs:CreateLogDelivery',
+  'logs:GetLogDelivery',
+  'logs:UpdateLogDelivery',
+  'logs:DeleteLogDelivery',
+  'logs:ListLogDeliveries',
+  'logs:PutResourcePolicy',
+  'logs:DescribeResourcePolicies',
+  'logs:DescribeLogGroups',
+]);
+
+describe.each(STAGES)('least privilege on the %s stage', (stage) => {
+  const template = synth(stage);
+  const resources = resourcesOf(template);
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  interface Statement {
+    policy: string;
+    roles: string[];
+    actions: string[];
+    resources: unknown[];
+  }
+  const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+  const statements: Statement[] = ofType('AWS::IAM::Policy').flatMap(([policy, p]) =>
+    asArray(
+      (p.Properties!.PolicyDocument as { Statement: unknown }).Statement as Record<string, unknown>[],
+    ).map((s) => ({
+      policy,
+      roles: asArray(p.Properties?.Roles as unknown[]).flatMap((r) => [...referencedIds(r)]),
+      actions: asArray(s.Action as string | string[]),
+      resources: asArray(s.Resource),
+    })),
+  );
+
+  test('no role has a managed policy or an inline policy outside the template’s policies', () => {
+    for (const [, role] of ofType('AWS::IAM::Role')) {
+      expect(role.Properties?.ManagedPolicyArns ?? []).toEqual([]);
+      expect(role.Properties?.Policies ?? []).toEqual([]);
+    }
+    expect(statements.length).toBeGreaterThan(0);
+  });
+
+  test('no statement grants a wildcard action, and "*" resources only for actions that have no resource', () => {
+    for (const s of statements) {
+      for (const action of s.actions)
+        expect({ policy: s.policy, action }).toEqual({
+          policy: s.policy,
+          action: expect.not.stringContaining('*'),
+        });
+      if (s.resources.includes('*')) {
+        for (const action of s.actions)
+          expect({ policy: s.policy, action, resourceless: RESOURCELESS_ACTIONS.has(action) }).toMatchObject({
+            resourceless: true,
+          });
+      }
+    }
+  });
+
+  test('every function’s role reaches only the resources the function is wired to', () => {
+    const routes = ofType('AWS::ApiGatewayV2::Route');
+    const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.length).toBe(14);
+    for (const [fnId, fn] of functions) {
+      const [roleId] = [...referencedIds(fn.Properties?.Role)];
+      const wired = new Set<string>([
+        ...referencedIds(fn.Properties?.Environment),
+        ...referencedIds(fn.Properties?.LoggingConfig),
+        ...referencedIds(fn.Properties?.DeadLetterConfig),
+      ]);
+      for (const [, m] of ofType('AWS::Lambda::EventSourceMapping')) {
+        if (referencedIds(m.Properties?.FunctionName).has(fnId)) {
+          for (const id of referencedIds([m.Properties?.EventSourceArn, m.Properties?.DestinationConfig]))
+            wired.add(id);
+        }
+      }
+      for (const [, c] of ofType('AWS::Lambda::EventInvokeConfig')) {
+        if (referencedIds(c.Properties?.FunctionName).has(fnId)) {
+          for (const id of referencedIds(c.Properties?.DestinationConfig)) wired.add(id);
+        }
+      }
+      // The function behind `GET /orders/{orderId}/saga` reads the saga's executions (its trace).
+      const servesSagaTrace = routes.some(
+        ([, r]) =>
+          r.Properties?.RouteKey === 'GET /orders/{orderId}/saga' &&
+          [...referencedIds(r.Properties?.Target)].some((i) =>
+            referencedIds(integrations[i]?.Properties?.IntegrationUri).has(fnId),
+          ),
+      );
+      const reached = new Set(
+        statements.filter((s) => s.roles.includes(roleId!)).flatMap((s) => [...referencedIds(s.resources)]),
+      );
+      for (const id of reached) {
+        const allowed =
+          wired.has(id) || (servesSagaTrace && resources[id]?.Type === 'AWS::StepFunctions::StateMachine');
+        expect({ function: fnId, reaches: id, wired: allowed }).toEqual({
+          function: fnId,
+          reaches: id,
+          wired: true,
+        });
+      }
+    }
+  });
+
+  test('the saga machine may invoke only its three step functions, and its rule may only start it', () => {
+    const [machineId, machine] = ofType('AWS::StepFunctions::StateMachine')[0]!;
+    const [roleId] = [...referencedIds(machine.Properties?.RoleArn)];
+    const invoked = statements
+      .filter((s) => s.roles.includes(roleId!) && s.actions.includes('lambda:InvokeFunction'))
+      .flatMap((s) => [...referencedIds(s.resources)]);
+    expect(new Set(invoked)).toEqual(referencedIds(machine.Properties?.DefinitionSubstitutions));
+    const starters = statements.filter((s) => s.actions.includes('states:StartExecution'));
+    expect(starters.length).toBeGreaterThan(0);
+    for (const s of starters) expect(s.resources).toEqual([{ Ref: machineId }]);
+  });
+
+  test('no secret is written into the template', () => {
+    const text = JSON.stringify(template.toJSON());
+    expect(text).not.toMatch(/AKIA[0-9A-Z]{16}/);
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      const names = Object.keys((fn.Properties!.Environment as { Variables: object }).Variables);
+      for (const name of names) expect(name).not.toMatch(/SECRET|PASSWORD|TOKEN|PRIVATE|API_KEY/i);
+    }
+  });
+});
+
+describe('cdk-nag (AWS Solutions)', () => {
+  test.each(STAGES)(
+    'the %s stage has no unacknowledged finding, and every acknowledgement gives a reason',
+    (stage) => {
+      // synthStage throws on a finding not acknowledged; the report lists what was acknowledged, and why.
+      const { outdir } = synthesizedStage(stage);
+      const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
+        pluginReports: { pluginName: string; violations: unknown[]; suppressedViolations?: unknown[] }[];
+      };
+      const pack = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions');
+      expect(pack).toBeDefined();
+      expect(pack!.violations).toEqual([]);
+      const metadata = JSON.stringify(JSON.parse(readFileSync(join(outdir, 'manifest.json'), 'utf8')));
+      expect(metadata).not.toContain('"reason":""');
+    },
+  );
+
+  test('a finding nobody acknowledged fails synthesis (the check is live)', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'nag-'));
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir });
+    const stack = new Stack(app, 'Unacknowledged');
+    new sns.Topic(stack, 'PlainTopic');
+    addNagChecks(app);
+    try {
+      expect(() => app.synth()).toThrow(/AwsSolutions-SNS3/);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,58 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { CommerceStack } from '../../lib/commerce-stack';
+import { addNagChecks } from '../../lib/nag';
+import { stageConfig } from '../../lib/stage-config';
+
+/**
+ * Synthesizes a stage as `bin/app.ts` does, cdk-nag included, but without
+ * bundling (the promises checked here are the template's) into a fresh
+ * directory. Throws as `cdk synth` fails, e.g. on an unacknowledged finding.
+ */
+export function synthStage(stage: string, context: Record<string, string> = {}) {
+  const outdir = mkdtempSync(join(tmpdir(), `commerce-${stage}-`));
+  outdirs.push(outdir);
+  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const config = stageConfig(stage, (key) => context[key]);
+  const stack = new CommerceStack(app, `Commerce-${stage}`, { config });
+  addNagChecks(app);
+  const assembly = app.synth();
+  const templatePath = assembly.getStackByName(stack.stackName).templateFullPath;
+  return {
+    config,
+    outdir,
+    templatePath,
+    template: Template.fromJSON(JSON.parse(readFileSync(templatePath, 'utf8'))),
+  };
+}
+
+const outdirs: string[] = [];
+
+/** Removes every assembly this test file synthesized. */
+export function removeSynthesized() {
+  for (const dir of outdirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A template's resources as plain JSON, for the checks that walk all of them. */
+export type Resources = Record<
+  string,
+  { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string }
+>;
+export const resourcesOf = (template: Template): Resources => template.toJSON().Resources as Resources;
+
+/** Every logical id a value refers to (Ref, Fn::GetAtt, and `${Id...}` of Fn::Sub), however deep. */
+export function referencedIds(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) {
+    for (const v of value) referencedIds(v, into);
+  } else if (value && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      if (key === 'Ref' && typeof v === 'string' && !v.startsWith('AWS::')) into.add(v);
+      else if (key === 'Fn::GetAtt') into.add(Array.isArray(v) ? String(v[0]) : String(v).split('.')[0]!);
+      else referencedIds(v, into);
+    }
+  }
+  return into;
+}
