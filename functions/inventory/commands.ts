@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ClientError, insufficientStock, notFound } from '../shared/errors';
+import { ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
 import { type AppendMeta, type Loaded, type PendingAppend, retryOnConflict } from '../shared/event-store';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
@@ -104,7 +104,6 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
    */
   async function reserveStock(productId: string, quantity: number, meta: AppendMeta): Promise<Reservation> {
     const product = await requireProduct(productId);
-    refuseIfKnownShort(product, quantity);
     const reservationId = newId('res');
     const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);
     const place = async (parts: ReservationPart[], loaded: ReadonlyMap<number, Loaded<Stock>>) => {
@@ -113,22 +112,30 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
       return reservationFold.evolve(null, decision.reservation[0]!)!;
     };
-    return retryOnConflict(async () => {
-      // The common case: one shard has it all. Reservations of that shard take turns in this sandbox.
+    return throttledWhenContended(async () => {
+      refuseIfKnownShort(product, quantity);
+      const attemptStart = Date.now();
+      // The common case: one shard has it all. Reservations of that shard take turns in this sandbox;
+      // one whose turn comes after the shard was found short meanwhile does not read it again.
       const first = randomCandidate(product, quantity);
       const single =
         first === undefined
           ? undefined
           : await serialized(shardId(productId, first), async () => {
+              if (!isCandidate(product, quantity, first)) return undefined;
               const planned = await planFromShard(product, quantity, first);
               return planned && place(planned.parts, planned.loaded);
             });
       if (single) return single;
-      const planned = await planAcrossShards(product, quantity);
+      refuseIfKnownShort(product, quantity);
+      const planned = await planAcrossShards(product, quantity, attemptStart);
       if (!planned.ok) throw insufficientStock(productId, quantity, planned.available);
       return place(planned.parts, planned.loaded);
     });
   }
+
+  const isCandidate = (product: Product, quantity: number, shard: number) =>
+    stock.candidates(product.productId, product.shardCount, quantity, Date.now()).includes(shard);
 
   /** A random shard not known to be short of `quantity`, or undefined if every shard is. */
   function randomCandidate(product: Product, quantity: number) {
@@ -145,18 +152,19 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
 
   /** Plans `quantity` from one random shard when it has it all, else over every shard. */
   async function planQuickly(product: Product, quantity: number) {
+    const attemptStart = Date.now();
     const first = randomCandidate(product, quantity);
     const single = first === undefined ? undefined : await planFromShard(product, quantity, first);
-    return single ?? planAcrossShards(product, quantity);
+    return single ?? planAcrossShards(product, quantity, attemptStart);
   }
 
   /**
    * Loads every shard of `product` (one read shared by this sandbox's
-   * concurrent callers) and plans `quantity` over them, trying shards in a
-   * random order, or says how much there is.
+   * concurrent callers, sent after `notBefore`) and plans `quantity` over
+   * them, trying shards in a random order, or says how much there is.
    */
-  async function planAcrossShards(product: Product, quantity: number) {
-    const loaded = await loadAllShards(product);
+  async function planAcrossShards(product: Product, quantity: number, notBefore: number) {
+    const loaded = await loadAllShards(product, notBefore);
     const parts = planReservation(availability(shuffled(allShards(product)), loaded), quantity);
     if (parts) return { ok: true as const, parts, loaded };
     return { ok: false as const, available: [...loaded.values()].reduce((n, s) => n + s.state.available, 0) };
@@ -314,6 +322,23 @@ export interface InventorySettings {
   readonly reservationTtlSeconds: number;
   readonly unitsPerShard: number;
   readonly maxShards: number;
+}
+
+/**
+ * Retries a reservation that lost optimistic-concurrency races; one that
+ * loses every attempt (a product under more contention than its shards
+ * absorb) is refused with 429 THROTTLED, which the client may retry, rather
+ * than failing as a server error.
+ */
+async function throttledWhenContended<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await retryOnConflict(attempt);
+  } catch (error) {
+    if (error instanceof ConcurrencyError) {
+      throw new ClientError(429, 'THROTTLED', 'too many concurrent reservations of this product; retry');
+    }
+    throw error;
+  }
 }
 
 const availability = (

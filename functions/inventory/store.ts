@@ -64,16 +64,24 @@ export function inventoryStores(tableName = env('INVENTORY_TABLE'), stock = new 
     return new Map(indices.map((i, n) => [i, loaded[n]!]));
   }
 
-  // Concurrent requests of this sandbox that need every shard of one product share one read of them.
-  const inFlight = new Map<string, Promise<Map<number, Loaded<Stock>>>>();
-  function loadAllShards(product: Product) {
+  /**
+   * Every shard of `product`. Concurrent callers of this sandbox share one
+   * read, but only a read sent at or after `notBefore` (the start of the
+   * caller's attempt): a read older than a conflict the caller just lost
+   * would lose it again.
+   */
+  const inFlight = new Map<string, { sentAt: number; loading: Promise<Map<number, Loaded<Stock>>> }>();
+  function loadAllShards(product: Product, notBefore: number) {
     const running = inFlight.get(product.productId);
-    if (running) return running;
-    const loading = loadShards(product.productId, allShards(product)).finally(() =>
-      inFlight.delete(product.productId),
-    );
-    inFlight.set(product.productId, loading);
-    return loading;
+    if (running && running.sentAt >= notBefore) return running.loading;
+    const entry = { sentAt: Date.now(), loading: loadShards(product.productId, allShards(product)) };
+    inFlight.set(product.productId, entry);
+    void entry.loading
+      .finally(() => {
+        if (inFlight.get(product.productId) === entry) inFlight.delete(product.productId);
+      })
+      .catch(() => undefined);
+    return entry.loading;
   }
 
   /**
