@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
-import { documents } from '../shared/aws';
-import { ClientError, insufficientStock, notFound } from '../shared/errors';
-import {
-  type AppendMeta,
-  appendAtomically,
-  type Loaded,
-  type PendingAppend,
-  retryOnConflict,
-} from '../shared/event-store';
+import { ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
+import { type AppendMeta, type Loaded, type PendingAppend, retryOnConflict } from '../shared/event-store';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
 import {
@@ -38,7 +31,17 @@ import { allShards, type InventoryStores } from './store';
  * another writer got there first.
  */
 export function inventoryCommands(stores: InventoryStores, settings: InventorySettings) {
-  const { products, reservations, loadProduct, loadShards, applyReservationDecision, shardAppends } = stores;
+  const {
+    products,
+    reservations,
+    stock,
+    loadProduct,
+    loadShards,
+    loadAllShards,
+    append,
+    applyReservationDecision,
+    shardAppends,
+  } = stores;
 
   async function requireProduct(productId: string): Promise<Product> {
     const product = await loadProduct(productId);
@@ -52,6 +55,15 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     return productView(product, sumStock([...shards.values()].map((s) => s.state)));
   }
 
+  /**
+   * Refuses, with no read and no write, a reservation this sandbox knows
+   * cannot be met: every shard confirmed short within the cache's bound.
+   */
+  function refuseIfKnownShort(product: Product, quantity: number) {
+    const available = stock.shortfall(product.productId, product.shardCount, quantity, Date.now());
+    if (available !== undefined) throw insufficientStock(product.productId, quantity, available);
+  }
+
   async function create(
     input: { sku: string; name: string; priceCents: number; stock: number },
     meta: AppendMeta,
@@ -60,7 +72,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     const shardCount = shardCountFor(input.stock, settings);
     const decided = createProduct({ productId, ...input, shardCount, now: meta.now });
     const empty = new Map(decided.shards.map((s) => [s.shard, { state: NO_STOCK, version: 0 }]));
-    await appendAtomically(documents, [
+    await append([
       products.pending(productId, 0, decided.product, null, meta),
       ...shardAppends(productId, decided.shards, empty, meta),
     ]);
@@ -76,7 +88,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         productId,
         decided.shards.map((s) => s.shard),
       );
-      await appendAtomically(documents, [
+      await append([
         products.pending(productId, current.version, decided.product, current.state, meta),
         ...shardAppends(productId, decided.shards, loaded, meta),
       ]);
@@ -85,8 +97,10 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   }
 
   /**
-   * Reserves `quantity` units, trying shards in a random order so that
-   * concurrent reservations of one product land on different partition keys.
+   * Reserves `quantity` units from one random shard that may have them all
+   * (so that concurrent reservations of one product land on different
+   * partition keys), else from several; refused at once when this sandbox
+   * knows the product is short.
    */
   async function reserveStock(productId: string, quantity: number, meta: AppendMeta): Promise<Reservation> {
     const product = await requireProduct(productId);
@@ -98,38 +112,60 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
       return reservationFold.evolve(null, decision.reservation[0]!)!;
     };
-    return retryOnConflict(async () => {
-      const order = shuffled(allShards(product));
-      // The common case: one shard has it all. Reservations of that shard take turns in this sandbox.
-      const single = await serialized(shardId(productId, order[0]!), async () => {
-        const planned = await planFromFirstShard(product, quantity, order);
-        return planned && place(planned.parts, planned.loaded);
-      });
+    return throttledWhenContended(async () => {
+      refuseIfKnownShort(product, quantity);
+      const attemptStart = Date.now();
+      // The common case: one shard has it all. Reservations of that shard take turns in this sandbox;
+      // one whose turn comes after the shard was found short meanwhile does not read it again.
+      const first = randomCandidate(product, quantity);
+      const single =
+        first === undefined
+          ? undefined
+          : await serialized(shardId(productId, first), async () => {
+              if (!isCandidate(product, quantity, first)) return undefined;
+              const planned = await planFromShard(product, quantity, first);
+              return planned && place(planned.parts, planned.loaded);
+            });
       if (single) return single;
-      const planned = await planAcrossShards(product, quantity, order);
+      refuseIfKnownShort(product, quantity);
+      const planned = await planAcrossShards(product, quantity, attemptStart);
       if (!planned.ok) throw insufficientStock(productId, quantity, planned.available);
       return place(planned.parts, planned.loaded);
     });
   }
 
-  /** The whole of `quantity` from the first shard of `order`, in one read, if that shard has it. */
-  async function planFromFirstShard(product: Product, quantity: number, order: readonly number[]) {
-    const first = order[0]!;
-    const loaded = await loadShards(product.productId, [first]);
-    if (loaded.get(first)!.state.available < quantity) return undefined;
-    return { ok: true as const, parts: [{ shard: first, quantity }], loaded };
+  const isCandidate = (product: Product, quantity: number, shard: number) =>
+    stock.candidates(product.productId, product.shardCount, quantity, Date.now()).includes(shard);
+
+  /** A random shard not known to be short of `quantity`, or undefined if every shard is. */
+  function randomCandidate(product: Product, quantity: number) {
+    const candidates = stock.candidates(product.productId, product.shardCount, quantity, Date.now());
+    return candidates[Math.floor(Math.random() * candidates.length)];
+  }
+
+  /** The whole of `quantity` from `shard`, in one read, if that shard has it. */
+  async function planFromShard(product: Product, quantity: number, shard: number) {
+    const loaded = await loadShards(product.productId, [shard]);
+    if (loaded.get(shard)!.state.available < quantity) return undefined;
+    return { ok: true as const, parts: [{ shard, quantity }], loaded };
   }
 
   /** Plans `quantity` from one random shard when it has it all, else over every shard. */
   async function planQuickly(product: Product, quantity: number) {
-    const order = shuffled(allShards(product));
-    return (await planFromFirstShard(product, quantity, order)) ?? planAcrossShards(product, quantity, order);
+    const attemptStart = Date.now();
+    const first = randomCandidate(product, quantity);
+    const single = first === undefined ? undefined : await planFromShard(product, quantity, first);
+    return single ?? planAcrossShards(product, quantity, attemptStart);
   }
 
-  /** Loads every shard of `product` and plans `quantity` over them, or says how much there is. */
-  async function planAcrossShards(product: Product, quantity: number, order = shuffled(allShards(product))) {
-    const loaded = await loadShards(product.productId, order);
-    const parts = planReservation(availability(order, loaded), quantity);
+  /**
+   * Loads every shard of `product` (one read shared by this sandbox's
+   * concurrent callers, sent after `notBefore`) and plans `quantity` over
+   * them, trying shards in a random order, or says how much there is.
+   */
+  async function planAcrossShards(product: Product, quantity: number, notBefore: number) {
+    const loaded = await loadAllShards(product, notBefore);
+    const parts = planReservation(availability(shuffled(allShards(product)), loaded), quantity);
     if (parts) return { ok: true as const, parts, loaded };
     return { ok: false as const, available: [...loaded.values()].reduce((n, s) => n + s.state.available, 0) };
   }
@@ -153,7 +189,10 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       const outOfStock: string[] = [];
       for (const [n, item] of items.entries()) {
         const product = await loadProduct(item.productId);
-        const planned = product ? await planQuickly(product, item.quantity) : undefined;
+        const knownShort =
+          product &&
+          stock.shortfall(product.productId, product.shardCount, item.quantity, Date.now()) !== undefined;
+        const planned = product && !knownShort ? await planQuickly(product, item.quantity) : undefined;
         if (!planned?.ok) {
           outOfStock.push(item.productId);
           continue;
@@ -172,7 +211,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         );
       }
       if (outOfStock.length > 0) return { outOfStock };
-      await appendAtomically(documents, appends);
+      await append(appends);
       return { reservationIds: ids };
     });
   }
@@ -283,6 +322,23 @@ export interface InventorySettings {
   readonly reservationTtlSeconds: number;
   readonly unitsPerShard: number;
   readonly maxShards: number;
+}
+
+/**
+ * Retries a reservation that lost optimistic-concurrency races; one that
+ * loses every attempt (a product under more contention than its shards
+ * absorb) is refused with 429 THROTTLED, which the client may retry, rather
+ * than failing as a server error.
+ */
+async function throttledWhenContended<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await retryOnConflict(attempt);
+  } catch (error) {
+    if (error instanceof ConcurrencyError) {
+      throw new ClientError(429, 'THROTTLED', 'too many concurrent reservations of this product; retry');
+    }
+    throw error;
+  }
 }
 
 const availability = (

@@ -1,5 +1,13 @@
 import { documents, env } from '../shared/aws';
-import { AggregateStore, type AppendMeta, appendAtomically, type Loaded } from '../shared/event-store';
+import { ConcurrencyError } from '../shared/errors';
+import {
+  AggregateStore,
+  type AppendMeta,
+  appendAtomically,
+  type Loaded,
+  type PendingAppend,
+} from '../shared/event-store';
+import { foldEvents } from '../shared/events';
 import {
   type Product,
   type ProductState,
@@ -12,9 +20,24 @@ import {
   shardFold,
   shardId,
 } from './domain';
+import { STOCK_CACHE, StockCache } from './stock-cache';
 
-/** The inventory event store: products, their stock shards and reservations share one table. */
-export function inventoryStores(tableName = env('INVENTORY_TABLE')) {
+/** A shard's pending append, with the state it leaves the shard in. */
+export interface ShardAppend extends PendingAppend {
+  readonly productId: string;
+  readonly shard: number;
+  readonly after: Loaded<Stock>;
+}
+
+const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in a;
+
+/**
+ * The inventory event store: products, their stock shards and reservations
+ * share one table. Every shard this sandbox reads or writes goes through
+ * `stock` (see StockCache), which is what lets a sold-out product be refused
+ * without a read and `GET /products/{id}` be served from memory.
+ */
+export function inventoryStores(tableName = env('INVENTORY_TABLE'), stock = new StockCache(STOCK_CACHE)) {
   const products = new AggregateStore(documents, tableName, 'Product', productFold);
   const shards = new AggregateStore(documents, tableName, 'StockShard', shardFold);
   const reservations = new AggregateStore(documents, tableName, 'Reservation', reservationFold);
@@ -29,11 +52,55 @@ export function inventoryStores(tableName = env('INVENTORY_TABLE')) {
     return state;
   }
 
-  const loadShard = (productId: string, shard: number) => shards.load(shardId(productId, shard));
+  async function loadShard(productId: string, shard: number) {
+    const sentAt = Date.now();
+    const loaded = await shards.load(shardId(productId, shard));
+    stock.remember(productId, shard, loaded.state, loaded.version, sentAt, 'store');
+    return loaded;
+  }
 
   async function loadShards(productId: string, indices: readonly number[]) {
     const loaded = await Promise.all(indices.map((i) => loadShard(productId, i)));
     return new Map(indices.map((i, n) => [i, loaded[n]!]));
+  }
+
+  /**
+   * Every shard of `product`. Concurrent callers of this sandbox share one
+   * read, but only a read sent at or after `notBefore` (the start of the
+   * caller's attempt): a read older than a conflict the caller just lost
+   * would lose it again.
+   */
+  const inFlight = new Map<string, { sentAt: number; loading: Promise<Map<number, Loaded<Stock>>> }>();
+  function loadAllShards(product: Product, notBefore: number) {
+    const running = inFlight.get(product.productId);
+    if (running && running.sentAt >= notBefore) return running.loading;
+    const entry = { sentAt: Date.now(), loading: loadShards(product.productId, allShards(product)) };
+    inFlight.set(product.productId, entry);
+    void entry.loading
+      .finally(() => {
+        if (inFlight.get(product.productId) === entry) inFlight.delete(product.productId);
+      })
+      .catch(() => undefined);
+    return entry.loading;
+  }
+
+  /**
+   * Writes `appends` all or nothing; the shards among them are remembered in
+   * the state they now hold, or, if another writer got there first, doubted.
+   */
+  async function append(appends: readonly PendingAppend[]) {
+    const sentAt = Date.now();
+    try {
+      await appendAtomically(documents, appends);
+    } catch (error) {
+      if (error instanceof ConcurrencyError) {
+        for (const a of appends.filter(isShardAppend)) stock.doubt(a.productId, a.shard);
+      }
+      throw error;
+    }
+    for (const a of appends.filter(isShardAppend)) {
+      stock.remember(a.productId, a.shard, a.after.state, a.after.version, sentAt, 'store');
+    }
   }
 
   /** Appends a reservation decision and its shard events in one transaction. */
@@ -46,7 +113,7 @@ export function inventoryStores(tableName = env('INVENTORY_TABLE')) {
     meta: AppendMeta,
   ) {
     if (decision.reservation.length === 0) return;
-    await appendAtomically(documents, [
+    await append([
       reservations.pending(reservationId, reservation.version, decision.reservation, reservation.state, meta),
       ...shardAppends(productId, decision.shards, loadedShards, meta),
     ]);
@@ -57,10 +124,21 @@ export function inventoryStores(tableName = env('INVENTORY_TABLE')) {
     decided: readonly ShardEvents[],
     loadedShards: ReadonlyMap<number, Loaded<Stock>>,
     meta: AppendMeta,
-  ) {
+  ): ShardAppend[] {
     return decided.map((s) => {
       const loaded = loadedShards.get(s.shard)!;
-      return shards.pending(shardId(productId, s.shard), loaded.version, s.events, loaded.state, meta);
+      const pending = shards.pending(
+        shardId(productId, s.shard),
+        loaded.version,
+        s.events,
+        loaded.state,
+        meta,
+      );
+      const after = {
+        state: foldEvents(shardFold, loaded.state, s.events),
+        version: loaded.version + s.events.length,
+      };
+      return { ...pending, productId, shard: s.shard, after };
     });
   }
 
@@ -68,9 +146,12 @@ export function inventoryStores(tableName = env('INVENTORY_TABLE')) {
     products,
     shards,
     reservations,
+    stock,
     loadProduct,
     loadShard,
     loadShards,
+    loadAllShards,
+    append,
     applyReservationDecision,
     shardAppends,
   };

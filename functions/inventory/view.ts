@@ -1,30 +1,24 @@
 import type { Product, Stock } from './domain';
 
 /**
- * The product read model: one item per product holding the product and the
- * newest projected state of each stock shard (`s0`, `s1`, …). Each shard's
- * state is self-consistent, so their sum keeps the invariant even while
- * shards are projected at different moments.
+ * The product read model. The product's item (keyed by its id) holds what
+ * never changes once created; each stock shard has an item of its own, keyed
+ * like the shard aggregate (`<productId>#<shard>`), holding its newest
+ * projected state. A flash sale's writes to the views table then spread over
+ * as many partition keys as the product has shards, instead of all landing on
+ * the product's item. Each shard's state is self-consistent, so their sum
+ * keeps the invariant even while shards are projected at different moments.
  */
 export interface ProductViewItem {
   readonly id: string;
   readonly product: Product;
   readonly productVersion: number;
-  readonly [shard: `s${number}`]: (Stock & { version: number }) | undefined;
 }
 
-export const shardAttribute = (shard: number) => `s${shard}` as const;
-
-/** The shards' stock, or undefined while some shard (or the product) has not been projected. */
-export function shardsOf(view: ProductViewItem): Stock[] | undefined {
-  if (!view.product) return undefined;
-  const shards: Stock[] = [];
-  for (let i = 0; i < view.product.shardCount; i++) {
-    const s = view[shardAttribute(i)];
-    if (!s) return undefined;
-    shards.push(s);
-  }
-  return shards;
+export interface ShardViewItem extends Stock {
+  readonly id: string;
+  readonly productId: string;
+  readonly version: number;
 }
 
 /** Reservations still held are indexed by expiry, spread over this many index partitions. */

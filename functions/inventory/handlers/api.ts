@@ -4,15 +4,14 @@ import { notFound } from '../../shared/errors';
 import { type HttpRequest, httpHandler, integer, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
-import { readView } from '../../shared/views';
 import { inventoryCommands } from '../commands';
-import { productView, sumStock } from '../domain';
+import { productReads } from '../reads';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
-import { type ProductViewItem, shardsOf } from '../view';
 
-const commands = inventoryCommands(inventoryStores(), inventorySettings());
-const VIEWS_TABLE = env('VIEWS_TABLE');
+const stores = inventoryStores();
+const commands = inventoryCommands(stores, inventorySettings());
+const reads = productReads(stores, env('VIEWS_TABLE'));
 
 const CreateProduct = z.strictObject({
   sku: z.string().trim().min(1).max(64),
@@ -40,14 +39,7 @@ export const handler = httpHandler({
     },
   ),
 
-  'GET /products/{productId}': async (request) => {
-    const productId = productIdOf(request);
-    const view = await readView<ProductViewItem>(VIEWS_TABLE, productId);
-    const shards = view && shardsOf(view);
-    // A product not fully projected yet is answered from the event store.
-    if (!view || !shards) return json(200, await commands.view(productId));
-    return json(200, productView(view.product, sumStock(shards)));
-  },
+  'GET /products/{productId}': async (request) => json(200, await reads.read(productIdOf(request))),
 
   'POST /products/{productId}/reservations': idempotentCommand(
     (request) => ({ productId: productIdOf(request), ...validate(Quantity, requireBody(request)) }),

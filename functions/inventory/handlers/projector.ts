@@ -1,13 +1,14 @@
 import { env } from '../../shared/aws';
 import { projector, upsertView } from '../../shared/views';
 import type { Product, Reservation, Stock } from '../domain';
-import { expiryPartition, shardAttribute } from '../view';
+import { expiryPartition } from '../view';
 
 const VIEWS_TABLE = env('VIEWS_TABLE');
 
 /**
- * Keeps the product views (product plus each shard's stock) and the index of
- * held reservations that the expiry sweeper reads.
+ * Keeps the product views (the product's item, and one item per stock shard
+ * under the shard's own key) and the index of held reservations that the
+ * expiry sweeper reads.
  */
 export const handler = projector(async (event) => {
   if (!event.state) return;
@@ -18,12 +19,14 @@ export const handler = projector(async (event) => {
       });
       return;
     case 'StockShard': {
-      const separator = event.aggregateId.lastIndexOf('#');
-      const productId = event.aggregateId.slice(0, separator);
-      const attribute = shardAttribute(Number(event.aggregateId.slice(separator + 1)));
-      // Each shard nests under its own attribute, guarded by its own `sNVersion`.
-      await upsertView(VIEWS_TABLE, productId, `${attribute}Version`, event.version, {
-        [attribute]: { ...(event.state as Stock), version: event.version },
+      const productId = event.aggregateId.slice(0, event.aggregateId.lastIndexOf('#'));
+      const { available, reserved, sold, received } = event.state as Stock;
+      await upsertView(VIEWS_TABLE, event.aggregateId, 'version', event.version, {
+        productId,
+        available,
+        reserved,
+        sold,
+        received,
       });
       return;
     }

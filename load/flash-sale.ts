@@ -1,0 +1,316 @@
+/**
+ * The flash-sale profile: a benchmark and a check, not a test. A dedicated
+ * client (Artillery cannot push this fast on this machine) sends one-unit
+ * reservation requests with bounded concurrency against
+ *
+ *   spread: 80 products of 1,000 units (requests round-robin over them), and
+ *   hot:    1 product of 80,000 units,
+ *
+ * and for each case reports completion time, successes, refusals, latency
+ * percentiles and, from the local cloud's hot-key meter (reset before each
+ * case), every table's hottest partition key and its share of the table's
+ * writes. It fails (exit 1) unless exactly the units on sale were reserved,
+ * every refusal is 409 INSUFFICIENT_STOCK, nothing answered 5xx, and every
+ * product reads `available + reserved + sold = received` through the API.
+ *
+ *   API_URL       the platform (default http://127.0.0.1:3000)
+ *   AWS_ENDPOINT  the local cloud's AWS endpoint, for /_local/stats (required)
+ *   --requests N  requests per case (default 200000)
+ *   --units N     units on sale per case (default 80000)
+ *   --products N  products of the spread case (default 80)
+ *   --concurrency N  requests in flight (default 64)
+ *   --cases spread,hot  which cases, in order (default both)
+ *   --max-seconds N  stop sending after this long per case (default 1800); the run then fails
+ *   --json FILE   also write the report as JSON
+ */
+
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { API, machine, percentile } from './bench';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '200000' },
+    units: { type: 'string', default: '80000' },
+    products: { type: 'string', default: '80' },
+    concurrency: { type: 'string', default: '64' },
+    cases: { type: 'string', default: 'spread,hot' },
+    'max-seconds': { type: 'string', default: '1800' },
+    json: { type: 'string' },
+  },
+});
+const REQUESTS = positive('requests');
+const UNITS = positive('units');
+const SPREAD_PRODUCTS = positive('products');
+const CONCURRENCY = positive('concurrency');
+const MAX_SECONDS = positive('max-seconds');
+const AWS_ENDPOINT = process.env.AWS_ENDPOINT;
+
+function positive(name: keyof typeof values): number {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+interface ProductView {
+  productId: string;
+  available: number;
+  reserved: number;
+  sold: number;
+}
+
+interface TableWrites {
+  itemWrites: number;
+  distinctKeys: number;
+  hottestKeys: { key: string; writes: number; share: number }[];
+  peakSecond?: { second: number; writes: number; hottestKey: { key: string; writes: number; share: number } };
+  perSecondMaxShare?: number;
+}
+
+interface Stats {
+  seconds: number;
+  writes: Record<string, TableWrites>;
+  reads: Record<string, Record<string, number>>;
+}
+
+async function request(method: string, path: string, body?: unknown) {
+  const r = await fetch(`${API}${path}`, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await r.text();
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    parsed = { text };
+  }
+  return { status: r.status, body: parsed };
+}
+
+async function local<T>(path: 'stats' | 'reset-stats'): Promise<T> {
+  const r = await fetch(`${AWS_ENDPOINT}/_local/${path}`);
+  if (!r.ok) throw new Error(`/_local/${path}: ${r.status}`);
+  return (await r.json()) as T;
+}
+
+async function createProducts(count: number, units: number, label: string) {
+  const per = Math.floor(units / count);
+  if (per * count !== units) throw new Error(`${units} units do not split evenly over ${count} products`);
+  const created: ProductView[] = [];
+  // A few at a time: creating a product writes its shards in one transaction.
+  for (let i = 0; i < count; i += 8) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(8, count - i) }, (_, j) =>
+        request('POST', '/products', {
+          sku: `FLASH-${label}-${i + j}`,
+          name: `Flash sale ${label} ${i + j}`,
+          priceCents: 1000,
+          stock: per,
+        }),
+      ),
+    );
+    for (const r of batch) {
+      if (r.status !== 201) throw new Error(`product not created: ${r.status} ${JSON.stringify(r.body)}`);
+      created.push(r.body as unknown as ProductView);
+    }
+  }
+  return { products: created, perProduct: per };
+}
+
+interface Outcome {
+  statuses: Map<number, number>;
+  codes: Map<string, number>;
+  latencies: number[];
+  seconds: number;
+  sent: number;
+}
+
+/** Sends `requests` one-unit reservations, `CONCURRENCY` at a time, request i for product i mod n. */
+async function sale(products: readonly ProductView[], requests: number): Promise<Outcome> {
+  const statuses = new Map<number, number>();
+  const codes = new Map<string, number>();
+  const latencies: number[] = new Array(requests);
+  let next = 0;
+  const started = performance.now();
+  const deadline = started + MAX_SECONDS * 1000;
+  let lastReport = started;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= requests || performance.now() > deadline) return;
+      const product = products[i % products.length]!;
+      const t = performance.now();
+      let status: number;
+      let code = '';
+      try {
+        const r = await request('POST', `/products/${product.productId}/reservations`, { quantity: 1 });
+        status = r.status;
+        code = String((r.body.error as { code?: string } | undefined)?.code ?? '');
+      } catch {
+        status = 0; // the connection failed
+      }
+      latencies[i] = performance.now() - t;
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (code) codes.set(code, (codes.get(code) ?? 0) + 1);
+      if (performance.now() - lastReport > 10_000) {
+        lastReport = performance.now();
+        const done = [...statuses.values()].reduce((a, b) => a + b, 0);
+        console.log(
+          `  … ${done} done in ${((lastReport - started) / 1000).toFixed(0)} s, ${statuses.get(201) ?? 0} reserved`,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const sent = Math.min(next, requests);
+  return {
+    statuses,
+    codes,
+    latencies: latencies.slice(0, sent).filter((l) => l !== undefined),
+    seconds: (performance.now() - started) / 1000,
+    sent,
+  };
+}
+
+/** Reads every product until the read model shows all `expected` reservations (or 60 s pass). */
+async function settledProducts(products: readonly ProductView[], expected: number) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const views = await Promise.all(
+      products.map(
+        async (p) => (await request('GET', `/products/${p.productId}`)).body as unknown as ProductView,
+      ),
+    );
+    const reserved = views.reduce((n, v) => n + v.reserved, 0);
+    if (reserved === expected || Date.now() > deadline) return views;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function runCase(name: 'spread' | 'hot') {
+  const productCount = name === 'spread' ? SPREAD_PRODUCTS : 1;
+  console.log(
+    `\n== ${name}: ${productCount} × ${UNITS / productCount} units, ${REQUESTS} requests, ${CONCURRENCY} in flight`,
+  );
+  const { products, perProduct } = await createProducts(productCount, UNITS, `${name}-${Date.now()}`);
+  // Let the creations' stream records be projected before the meter starts.
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await local('reset-stats');
+  const outcome = await sale(products, REQUESTS);
+  const reserved = outcome.statuses.get(201) ?? 0;
+  const views = await settledProducts(products, reserved);
+  const stats = await local<Stats>('stats');
+
+  const sorted = [...outcome.latencies].sort((a, b) => a - b);
+  const fiveXx = [...outcome.statuses].filter(([s]) => s >= 500 || s === 0).reduce((n, [, c]) => n + c, 0);
+  const refused = outcome.statuses.get(409) ?? 0;
+  const totals = views.reduce(
+    (t, v) => ({
+      available: t.available + v.available,
+      reserved: t.reserved + v.reserved,
+      sold: t.sold + v.sold,
+    }),
+    { available: 0, reserved: 0, sold: 0 },
+  );
+  const broken = views.filter((v) => v.available + v.reserved + v.sold !== perProduct || v.available < 0);
+  const tables = Object.fromEntries(
+    Object.entries(stats.writes).map(([table, w]) => [
+      table,
+      {
+        itemWrites: w.itemWrites,
+        distinctKeys: w.distinctKeys,
+        hottestKey: w.hottestKeys[0]?.key,
+        hottestShare: w.hottestKeys[0]?.share ?? 0,
+        ...(w.perSecondMaxShare !== undefined ? { perSecondMaxShare: w.perSecondMaxShare } : {}),
+        ...(w.peakSecond ? { peakSecond: w.peakSecond } : {}),
+      },
+    ]),
+  );
+  const checks = {
+    allSent: outcome.sent === REQUESTS,
+    exactlyTheUnitsReserved: reserved === UNITS && totals.reserved === UNITS,
+    nothingLeft: totals.available === 0,
+    everyRefusalInsufficientStock: refused === (outcome.codes.get('INSUFFICIENT_STOCK') ?? 0),
+    onlyReservedOrRefused: reserved + refused === outcome.sent,
+    no5xx: fiveXx === 0,
+    invariantOnEveryProduct: broken.length === 0,
+    // The design's bound for one hot product: no partition key above 1/32 of a table's writes.
+    ...(name === 'hot'
+      ? { noKeyAboveOneThirtySecond: Object.values(tables).every((t) => t.hottestShare <= 1 / 32) }
+      : {}),
+  };
+  const report = {
+    case: name,
+    products: productCount,
+    unitsPerProduct: perProduct,
+    requests: outcome.sent,
+    concurrency: CONCURRENCY,
+    seconds: Number(outcome.seconds.toFixed(2)),
+    requestsPerSecond: Math.round(outcome.sent / outcome.seconds),
+    reserved,
+    refused,
+    statuses: Object.fromEntries(outcome.statuses),
+    latencyMs: {
+      p50: Number(percentile(sorted, 50).toFixed(1)),
+      p95: Number(percentile(sorted, 95).toFixed(1)),
+      p99: Number(percentile(sorted, 99).toFixed(1)),
+      max: Number((sorted.at(-1) ?? 0).toFixed(1)),
+    },
+    stock: totals,
+    tables,
+    checks,
+  };
+  console.log(
+    `  ${report.requests} requests in ${report.seconds} s (${report.requestsPerSecond}/s): ` +
+      `${reserved} reserved, ${refused} refused, statuses ${JSON.stringify(report.statuses)}`,
+  );
+  console.log(
+    `  latency p50 ${report.latencyMs.p50}  p95 ${report.latencyMs.p95}  p99 ${report.latencyMs.p99}  max ${report.latencyMs.max} ms`,
+  );
+  console.log(`  stock through the API: ${JSON.stringify(totals)} (received ${UNITS})`);
+  console.log("  hottest partition key per table (share of the table's item writes):");
+  for (const [table, t] of Object.entries(tables)) {
+    const perSecond =
+      t.perSecondMaxShare !== undefined ? `, per-second max ${(t.perSecondMaxShare * 100).toFixed(2)}%` : '';
+    console.log(
+      `    ${table.padEnd(48)} ${String(t.itemWrites).padStart(7)} writes, ${String(t.distinctKeys).padStart(7)} keys, ` +
+        `hottest ${(t.hottestShare * 100).toFixed(2)}%${perSecond} (${t.hottestKey})`,
+    );
+  }
+  for (const [check, ok] of Object.entries(checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${check}`);
+  return report;
+}
+
+async function main() {
+  if (!AWS_ENDPOINT)
+    throw new Error('AWS_ENDPOINT (the local cloud AWS endpoint) is required for the hot-key meter');
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(API) || !/^http:\/\/127\.0\.0\.1:\d+$/.test(AWS_ENDPOINT)) {
+    throw new Error('the flash sale runs against 127.0.0.1 only');
+  }
+  console.log(machine());
+  console.log(`target: ${API}`);
+  const cases = String(values.cases)
+    .split(',')
+    .map((c) => c.trim());
+  const reports = [];
+  for (const c of cases) {
+    if (c !== 'spread' && c !== 'hot') throw new Error(`unknown case ${c}`);
+    reports.push(await runCase(c));
+  }
+  if (values.json)
+    writeFileSync(values.json, `${JSON.stringify({ machine: machine(), reports }, null, 2)}\n`);
+  const failed = reports.filter((r) => Object.values(r.checks).some((ok) => !ok));
+  if (failed.length > 0) {
+    console.log(`\nFAILED: ${failed.map((r) => r.case).join(', ')}`);
+    process.exit(1);
+  }
+  console.log('\nall checks passed');
+}
+
+main().catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});
