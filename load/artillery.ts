@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
 import type { ProcessorSettings } from './processor';
 import { EXPECTED_STATUS, OPERATIONS, type Operation, type Profile } from './profiles';
 
@@ -55,7 +56,9 @@ export function artilleryScript(profile: Profile, rate: number, target: string) 
           maxVusers: Math.max(50, rate * (profile.sagaLimitSeconds + 5)),
         },
       ],
-      processor: join(LOAD_DIR, 'processor.ts'),
+      // Bundled by runArtillery with the project's esbuild (Artillery would bundle a .ts itself, with
+      // esbuild-wasm, several times slower to start, into load/dist).
+      processor: './processor.js',
       plugins: { 'metrics-by-endpoint': { useOnlyRequestNames: true } },
     },
     scenarios: [
@@ -129,6 +132,15 @@ export async function runArtillery(options: {
   const scriptFile = join(options.dir, `${options.name}.artillery.json`);
   const settingsFile = join(options.dir, `${options.name}.settings.json`);
   const output = join(options.dir, `${options.name}.json`);
+  buildSync({
+    entryPoints: [join(LOAD_DIR, 'processor.ts')],
+    outfile: join(options.dir, 'processor.js'),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   writeFileSync(scriptFile, JSON.stringify(options.script, null, 2));
   writeFileSync(settingsFile, JSON.stringify(options.settings));
   const log = createWriteStream(join(options.dir, `${options.name}.log`));

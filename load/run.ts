@@ -129,10 +129,6 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
         );
       if (metrics.iterations.dropped > 0)
         failures.push(`${metrics.iterations.dropped} iterations dropped at ${rate}/s`);
-      if (metrics.saga.missedLimit > 0)
-        failures.push(
-          `${metrics.saga.missedLimit} sagas missed the ${profile.sagaLimitSeconds} s limit at ${rate}/s`,
-        );
     }
   }
 
