@@ -151,14 +151,16 @@ export async function runArtillery(options: {
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
-  const limitMs = (options.durationSeconds + options.sagaLimitSeconds + 60) * 1000;
+  // Past its phase a level only drains: each request ends within its 10 s timeout and a followed saga
+  // within its limit (plus one poll's timeout). Artillery's own start is slow on a loaded machine.
+  const limitMs = (options.durationSeconds + options.sagaLimitSeconds + 10 + 10 + 120) * 1000;
   const timer = setTimeout(() => child.kill('SIGTERM'), limitMs);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(timer);
   await new Promise((resolve) => log.end(resolve));
   if (code !== 0 || !existsSync(output))
     throw new Error(
-      `Artillery exited with ${code ?? 'a signal (over its time limit)'}; see ${options.name}.log in ${options.dir}`,
+      `Artillery exited with ${code ?? `a signal (stopped at its limit of ${limitMs / 1000} s)`}; see ${options.name}.log in ${options.dir}`,
     );
   return JSON.parse(readFileSync(output, 'utf8')) as ArtilleryReport;
 }

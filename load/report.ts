@@ -36,6 +36,8 @@ export interface RunResult {
   readonly memory: readonly MemorySample[];
   /** Why the run failed (errors, broken invariants); empty when it passed. */
   readonly failures: readonly string[];
+  /** Why the levels after the last one run were skipped. */
+  readonly stoppedEarly?: string;
 }
 
 export const machine = () =>
@@ -334,6 +336,11 @@ export function writeReport(dir: string, run: RunResult): string {
     `- From ${run.startedAt} to ${run.finishedAt}, on ${run.machine}`,
     `- Workload: ${p.description}; each iteration one operation — place an order of 1–3 items ${p.weights.placeOrder}%, reserve one unit ${p.weights.reserveStock}%, create a customer ${p.weights.createCustomer}%; ${Math.round(p.pollFraction * 100)}% of placed orders polled every ${p.pollIntervalMs} ms until final (limit ${p.sagaLimitSeconds} s); ${p.durationSeconds} s per level; ${run.seedCounts.customers} seeded customers, ${run.seedCounts.products} seeded products.`,
     `- Highest level sustained (no error, nothing dropped, achieved ≥ 95% of target): ${focus ? `**${focus.metrics.targetRate}/s**` : 'none'}`,
+    ...(run.stoppedEarly
+      ? [
+          `- Levels run: ${levels.map((m) => m.targetRate).join(', ')}/s of ${p.levels.join(', ')}/s; ${run.stoppedEarly}.`,
+        ]
+      : []),
     '',
     '## Throughput',
     '',

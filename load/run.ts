@@ -67,7 +67,9 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   const memory: MemorySample[] = [];
   const levels: LevelResult[] = [];
   const failures: string[] = [];
+  let stoppedEarly: string | undefined;
   for (const rate of profile.levels) {
+    if (stoppedEarly) break;
     await resetLocalStats(target);
     const levelStart = Date.now();
     const sampler =
@@ -104,6 +106,10 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
         durationSeconds: profile.durationSeconds,
         sagaLimitSeconds: profile.sagaLimitSeconds,
       });
+    } catch (error) {
+      // Still check the invariants and write the report for the levels that ran.
+      failures.push(`level ${rate}/s did not complete: ${(error as Error).message}`);
+      break;
     } finally {
       if (sampler) clearInterval(sampler);
     }
@@ -120,6 +126,11 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
         `${metrics.errors.total} errors, ${metrics.iterations.dropped} dropped, saga p95 ${metrics.saga.endToEnd?.p95 ?? 'n/a'} ms` +
         `${sustained(metrics) ? '' : ' (not sustained)'}`,
     );
+    if (metrics.achievedRate < 0.5 * rate && rate !== profile.levels.at(-1)) {
+      // Higher levels would only measure the overload again, for longer, on a machine already saturated.
+      stoppedEarly = `the ramp stopped after ${rate}/s: it achieved under half its target`;
+      log(`  ${stoppedEarly}`);
+    }
     if (profile.failOnError) {
       if (metrics.errors.total > 0)
         failures.push(
@@ -155,6 +166,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     invariants,
     memory,
     failures,
+    ...(stoppedEarly ? { stoppedEarly } : {}),
   });
   return { ok: failures.length === 0, dir, reportFile, failures };
 }
