@@ -1,5 +1,6 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { askForConsumedCapacity, consumedReadUnits } from './capacity';
 
 /**
  * The one AWS endpoint the local functions see (AWS_ENDPOINT_URL). AWS's JSON
@@ -27,6 +28,9 @@ export type WriteObserver = (
   operation: string,
   input: Record<string, unknown>,
 ) => void;
+
+/** A successful read: the read units it consumed per table (as DynamoDB reports them). */
+export type ReadObserver = (unitsByTable: ReadonlyMap<string, number>, operation: string) => void;
 
 const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
 
@@ -68,7 +72,7 @@ export class AwsEndpoint {
   private server?: Server;
   private readonly services = new Map<string, ServiceHandler>();
   private readonly writeObservers: WriteObserver[] = [];
-  private readonly readObservers: ((tableNames: readonly string[], operation: string) => void)[] = [];
+  private readonly readObservers: ReadObserver[] = [];
   private readonly routes: PathRoute[] = [];
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   port = 0;
@@ -90,8 +94,8 @@ export class AwsEndpoint {
     this.routes.push({ method, path, handler });
   }
 
-  /** Observes every successful DynamoDB read (table and operation), for the counters. */
-  onRead(observer: (tableNames: readonly string[], operation: string) => void) {
+  /** Observes every successful DynamoDB read (units per table and operation), for the counters. */
+  onRead(observer: ReadObserver) {
     this.readObservers.push(observer);
   }
 
@@ -127,11 +131,15 @@ export class AwsEndpoint {
           return;
         }
         if (target.startsWith('DynamoDB_20120810.') || target.startsWith('DynamoDBStreams_20120810.')) {
-          this.forwardToDynamo(req, body, (status, headers, payload) => {
+          const operation = target.slice(target.indexOf('.') + 1);
+          const isRead = target.startsWith('DynamoDB_') && READ_OPERATIONS.has(operation);
+          // Reads are asked for their consumed capacity, so the counters bill them as AWS would.
+          const forwarded = isRead ? askForConsumedCapacity(body) : body;
+          this.forwardToDynamo(req, forwarded, (status, headers, payload) => {
             res.writeHead(status, headers).end(payload);
-            const operation = target.slice(target.indexOf('.') + 1);
-            if (status === 200 && WRITE_OPERATIONS.has(operation)) this.notifyWrite(operation, body);
-            if (status === 200 && READ_OPERATIONS.has(operation)) this.notifyRead(operation, body);
+            if (status !== 200) return;
+            if (WRITE_OPERATIONS.has(operation)) this.notifyWrite(operation, body);
+            else if (isRead) this.notifyRead(operation, payload);
           });
           return;
         }
@@ -205,18 +213,10 @@ export class AwsEndpoint {
     upstream.end(body);
   }
 
-  private notifyRead(operation: string, body: Buffer) {
+  private notifyRead(operation: string, response: Buffer) {
     if (this.readObservers.length === 0) return;
-    const input = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    const tables =
-      operation === 'BatchGetItem'
-        ? Object.keys((input.RequestItems as Record<string, unknown>) ?? {})
-        : operation === 'TransactGetItems'
-          ? ((input.TransactItems as { Get?: { TableName?: string } }[]) ?? []).map((i) =>
-              String(i.Get?.TableName),
-            )
-          : [String(input.TableName)];
-    for (const observer of this.readObservers) observer(tables, operation);
+    const units = consumedReadUnits(response.toString('utf8'));
+    for (const observer of this.readObservers) observer(units, operation);
   }
 
   private notifyWrite(operation: string, body: Buffer) {

@@ -13,6 +13,7 @@ import { mappingSpecs, StreamPoller } from './streams';
 import { PROJECT_ROOT, synthesize } from './synth';
 import { createTables } from './tables';
 import { Telemetry } from './telemetry';
+import { stageThrottles } from './throttle';
 
 export interface LocalCloudOptions {
   /** Port of the HTTP API on 127.0.0.1 (0 picks a free one). */
@@ -41,7 +42,6 @@ export const NOT_RUN_LOCALLY = new Set([
   'AWS::Logs::LogGroup',
   'AWS::SQS::QueuePolicy',
   'AWS::ApiGatewayV2::Api',
-  'AWS::ApiGatewayV2::Stage',
   'AWS::ApiGatewayV2::Integration',
   'AWS::CDK::Metadata',
 ]);
@@ -117,7 +117,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     const pollers = mappingSpecs(assembly, resolve, tables, runtime).map(
       (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
     );
-    endpoint.onRead((tableNames, operation) => telemetry.read(tableNames, operation));
+    endpoint.onRead((units, operation) => telemetry.read(units, operation));
     endpoint.onWrite((tableNames, operation, input) => {
       telemetry.write(operation, input);
       for (const poller of pollers) {
@@ -180,7 +180,11 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       await bus.drain();
     });
 
-    const api = new LocalHttpApi(routeSpecs(assembly, resolve, runtime), runtime, log);
+    const api = new LocalHttpApi(
+      routeSpecs(assembly, resolve, runtime, stageThrottles(assembly)),
+      runtime,
+      log,
+    );
     api.onRequest((r) => telemetry.request(r));
 
     await runtime.warmAll();
@@ -245,6 +249,8 @@ export const RUN_LOCALLY = new Set([
   'AWS::Lambda::Function',
   'AWS::Lambda::EventSourceMapping',
   'AWS::ApiGatewayV2::Route',
+  // Its route settings: the stage's throttle.
+  'AWS::ApiGatewayV2::Stage',
   'AWS::Events::EventBus',
   'AWS::Events::Rule',
   'AWS::SQS::Queue',

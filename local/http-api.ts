@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ACCOUNT, type Assembly, type Resolve, resourcesOfType } from './assembly';
-import { FunctionError, type LambdaRuntime } from './lambda/runtime';
+import { FunctionError, type LambdaRuntime, THROTTLED_ERROR } from './lambda/runtime';
+import { type ThrottleLimit, TokenBucket } from './throttle';
 
 export interface RouteSpec {
   readonly logicalId: string;
@@ -12,13 +13,20 @@ export interface RouteSpec {
   readonly matcher: RegExp;
   readonly parameterNames: readonly string[];
   readonly literalSegments: number;
+  /** The stage's throttle for this route, if it has one. */
+  readonly throttle?: ThrottleLimit;
 }
 
 /** API Gateway's own limit on an HTTP API request body. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 /** Reads each AWS::ApiGatewayV2::Route and the Lambda its integration targets. */
-export function routeSpecs(assembly: Assembly, resolve: Resolve, runtime: LambdaRuntime): RouteSpec[] {
+export function routeSpecs(
+  assembly: Assembly,
+  resolve: Resolve,
+  runtime: LambdaRuntime,
+  throttleOf: (routeKey: string) => ThrottleLimit | undefined = () => undefined,
+): RouteSpec[] {
   const { Resources } = assembly.template;
   return resourcesOfType(assembly.template, 'AWS::ApiGatewayV2::Route').map(([logicalId, r]) => {
     const p = r.Properties ?? {};
@@ -55,6 +63,7 @@ export function routeSpecs(assembly: Assembly, resolve: Resolve, runtime: Lambda
       matcher: new RegExp(`^${pattern || '/'}$`),
       parameterNames,
       literalSegments: segments.filter((s) => !s.startsWith('{')).length,
+      ...(throttleOf(routeKey) ? { throttle: throttleOf(routeKey) } : {}),
     };
   });
 }
@@ -83,6 +92,7 @@ export class LocalHttpApi {
   private server?: Server;
   private readonly routes: RouteSpec[];
   private readonly listeners: ((record: RequestRecord) => void)[] = [];
+  private readonly buckets = new Map<string, TokenBucket>();
   port = 0;
 
   constructor(
@@ -91,6 +101,9 @@ export class LocalHttpApi {
     private readonly log: (message: string) => void,
   ) {
     this.routes = [...routes].sort((a, b) => b.literalSegments - a.literalSegments);
+    for (const route of routes) {
+      if (route.throttle) this.buckets.set(route.routeKey, new TokenBucket(route.throttle));
+    }
   }
 
   get routeKeys(): string[] {
@@ -146,18 +159,40 @@ export class LocalHttpApi {
     const found = this.match(method, url.pathname);
     if (!found) return this.reply(res, started, 'NOT_FOUND', 404, { message: 'Not Found' });
     const { route, pathParameters } = found;
+    if (this.buckets.get(route.routeKey)?.take() === false) {
+      return this.throttled(res, started, route.routeKey, `the stage's limit for ${route.routeKey}`);
+    }
     const event = this.eventFor(req, url, Buffer.concat(chunks), route, pathParameters);
     let result: unknown;
     try {
       result = await this.runtime.invoke(route.functionId, event);
     } catch (error) {
       const e = error as Error;
+      if (e instanceof FunctionError && e.errorType === THROTTLED_ERROR) {
+        return this.throttled(res, started, route.routeKey, "the function's reserved concurrency");
+      }
       this.log(
         `${route.routeKey}: ${e instanceof FunctionError ? `${e.errorType}: ${e.message}` : e.message}`,
       );
       return this.reply(res, started, route.routeKey, 500, { message: 'Internal Server Error' });
     }
     this.send(res, started, route.routeKey, result);
+  }
+
+  /**
+   * A refusal for load, in the contract's error shape. (API Gateway's own
+   * throttle answers 429 with `{"message":"Too Many Requests"}`; the status is
+   * what a client should act on.)
+   */
+  private throttled(res: ServerResponse, started: number, routeKey: string, limit: string) {
+    res.setHeader('retry-after', '1');
+    return this.reply(res, started, routeKey, 429, {
+      error: {
+        code: 'THROTTLED',
+        message: `Too many requests: ${limit} was reached; retry later`,
+        details: [],
+      },
+    });
   }
 
   private eventFor(

@@ -1,3 +1,4 @@
+import { type ItemWrite, itemWrites } from './capacity';
 import type { RequestRecord } from './http-api';
 import type { InvocationRecord } from './lambda/runtime';
 import type { LocalTable } from './tables';
@@ -35,16 +36,63 @@ const summarize = (c: Counter) => {
   };
 };
 
+interface TableWrites {
+  operations: Record<string, number>;
+  keys: Map<string, number>;
+  /** The current second's writes per key, folded into the peaks when the second ends. */
+  second: number;
+  secondKeys: Map<string, number>;
+  secondWrites: number;
+  /** The second with the most writes on one key. */
+  peakKeySecond?: SecondPeak;
+  /** The second with the most writes to the table, and its hottest key. */
+  busiestSecond?: SecondPeak;
+}
+
+interface SecondPeak {
+  second: string;
+  writes: number;
+  hottestKey: { key: string; writes: number; share: number };
+}
+
+interface Units {
+  readUnits: number;
+  writeUnits: number;
+  transactionalReadUnits: number;
+  transactionalWriteUnits: number;
+}
+
+/** Folds a finished second into the table's peaks. */
+function closeSecond(t: TableWrites) {
+  if (t.secondWrites === 0) return;
+  let key = '';
+  let most = 0;
+  for (const [k, n] of t.secondKeys) {
+    if (n > most) [key, most] = [k, n];
+  }
+  const peak: SecondPeak = {
+    second: new Date(t.second * 1000).toISOString(),
+    writes: t.secondWrites,
+    hottestKey: { key, writes: most, share: most / t.secondWrites },
+  };
+  if (!t.peakKeySecond || most > t.peakKeySecond.hottestKey.writes) t.peakKeySecond = peak;
+  if (!t.busiestSecond || t.secondWrites > t.busiestSecond.writes) t.busiestSecond = peak;
+  t.secondKeys = new Map();
+  t.secondWrites = 0;
+}
+
 /**
  * What the local cloud counts while it runs: requests and their latency per
- * route, invocations and billed duration per function, and DynamoDB writes
- * per table and per partition key (the hot-key meter).
+ * route, invocations and billed duration per function, DynamoDB request
+ * units per table as AWS would bill them on demand, and writes per table and
+ * partition key, overall and per second (the hot-key meter).
  */
 export class Telemetry {
   private requests = new Map<string, Counter & { statuses: Record<string, number> }>();
-  private invocations = new Map<string, Counter & { billedMs: number; errors: number }>();
-  private writes = new Map<string, { operations: Record<string, number>; keys: Map<string, number> }>();
+  private invocations = new Map<string, Counter & { billedMs: number; errors: number; memoryMb: number }>();
+  private writes = new Map<string, TableWrites>();
   private reads = new Map<string, Record<string, number>>();
+  private units = new Map<string, Units>();
   private since = Date.now();
 
   constructor(private readonly tables: ReadonlyMap<string, LocalTable>) {}
@@ -62,6 +110,7 @@ export class Telemetry {
       samples: [],
       billedMs: 0,
       errors: 0,
+      memoryMb: r.memoryMb,
     }));
     c.count++;
     if (c.samples.length < MAX_SAMPLES) c.samples.push(r.durationMs);
@@ -69,21 +118,51 @@ export class Telemetry {
     if (!r.ok) c.errors++;
   }
 
-  write(operation: string, input: Record<string, unknown>) {
-    for (const [table, key] of keysWritten(operation, input, this.tables)) {
-      const t = entry(this.writes, table, () => ({
-        operations: {} as Record<string, number>,
-        keys: new Map<string, number>(),
-      }));
-      t.operations[operation] = (t.operations[operation] ?? 0) + 1;
-      if (key !== undefined) t.keys.set(key, (t.keys.get(key) ?? 0) + 1);
-    }
+  private tableUnits(table: string) {
+    return entry(this.units, table, () => ({
+      readUnits: 0,
+      writeUnits: 0,
+      transactionalReadUnits: 0,
+      transactionalWriteUnits: 0,
+    }));
   }
 
-  read(tableNames: readonly string[], operation: string) {
-    for (const table of tableNames) {
+  write(operation: string, input: Record<string, unknown>) {
+    const second = Math.floor(Date.now() / 1000);
+    const writes = itemWrites(operation, input, (table) => this.tables.get(table)?.partitionKey);
+    for (const w of writes) this.countWrite(operation, w, second);
+  }
+
+  private countWrite(operation: string, w: ItemWrite, second: number) {
+    const u = this.tableUnits(w.table);
+    if (w.transactional) u.transactionalWriteUnits += w.units;
+    else u.writeUnits += w.units;
+    if (w.key === undefined) return;
+    const t = entry(this.writes, w.table, () => ({
+      operations: {} as Record<string, number>,
+      keys: new Map<string, number>(),
+      second,
+      secondKeys: new Map<string, number>(),
+      secondWrites: 0,
+    }));
+    if (second !== t.second) {
+      closeSecond(t);
+      t.second = second;
+    }
+    t.operations[operation] = (t.operations[operation] ?? 0) + 1;
+    t.keys.set(w.key, (t.keys.get(w.key) ?? 0) + 1);
+    t.secondKeys.set(w.key, (t.secondKeys.get(w.key) ?? 0) + 1);
+    t.secondWrites++;
+  }
+
+  read(unitsByTable: ReadonlyMap<string, number>, operation: string) {
+    const transactional = operation === 'TransactGetItems';
+    for (const [table, units] of unitsByTable) {
       const t = entry(this.reads, table, () => ({}) as Record<string, number>);
       t[operation] = (t[operation] ?? 0) + 1;
+      const u = this.tableUnits(table);
+      if (transactional) u.transactionalReadUnits += units;
+      else u.readUnits += units;
     }
   }
 
@@ -92,11 +171,19 @@ export class Telemetry {
     this.requests.clear();
     this.invocations.clear();
     this.writes.clear();
+    this.units.clear();
     this.since = Date.now();
   }
 
   snapshot() {
     const seconds = Math.max(0.001, (Date.now() - this.since) / 1000);
+    const now = Math.floor(Date.now() / 1000);
+    for (const t of this.writes.values()) {
+      if (t.second !== now) {
+        closeSecond(t);
+        t.second = now;
+      }
+    }
     return {
       seconds,
       requests: Object.fromEntries(
@@ -105,10 +192,11 @@ export class Telemetry {
       invocations: Object.fromEntries(
         [...this.invocations].map(([fn, c]) => [
           fn,
-          { ...summarize(c), billedMs: c.billedMs, errors: c.errors },
+          { ...summarize(c), billedMs: c.billedMs, errors: c.errors, memoryMb: c.memoryMb },
         ]),
       ),
       reads: Object.fromEntries(this.reads),
+      dynamodb: Object.fromEntries(this.units),
       writes: Object.fromEntries(
         [...this.writes].map(([table, t]) => {
           const total = [...t.keys.values()].reduce((a, b) => a + b, 0);
@@ -120,51 +208,12 @@ export class Telemetry {
               itemWrites: total,
               distinctKeys: t.keys.size,
               hottestKeys: hottest.map(([key, n]) => ({ key, writes: n, share: total ? n / total : 0 })),
+              peakKeySecond: t.peakKeySecond,
+              busiestSecond: t.busiestSecond,
             },
           ];
         }),
       ),
     };
-  }
-}
-
-/** Each (table, partition key value) a write touches; DynamoDB JSON values are read as strings. */
-function keysWritten(
-  operation: string,
-  input: Record<string, unknown>,
-  tables: ReadonlyMap<string, LocalTable>,
-): [string, string | undefined][] {
-  const keyOf = (table: string, item: Record<string, Record<string, string>> | undefined) => {
-    const name = tables.get(table)?.partitionKey;
-    const value = name && item?.[name];
-    return value ? String(Object.values(value)[0]) : undefined;
-  };
-  type Op = { TableName: string; Item?: never; Key?: never } & Record<string, unknown>;
-  switch (operation) {
-    case 'PutItem':
-      return [[String(input.TableName), keyOf(String(input.TableName), input.Item as never)]];
-    case 'UpdateItem':
-    case 'DeleteItem':
-      return [[String(input.TableName), keyOf(String(input.TableName), input.Key as never)]];
-    case 'TransactWriteItems':
-      return ((input.TransactItems as Record<string, Op>[]) ?? []).flatMap((item) =>
-        Object.entries(item)
-          .filter(([kind]) => kind !== 'ConditionCheck')
-          .map(([, op]): [string, string | undefined] => [
-            op.TableName,
-            keyOf(op.TableName, (op.Item ?? op.Key) as never),
-          ]),
-      );
-    case 'BatchWriteItem':
-      return Object.entries(
-        (input.RequestItems as Record<string, Record<string, { Item?: never; Key?: never }>[]>) ?? {},
-      ).flatMap(([table, requests]) =>
-        requests.map((r): [string, string | undefined] => [
-          table,
-          keyOf(table, (r.PutRequest?.Item ?? r.DeleteRequest?.Key) as never),
-        ]),
-      );
-    default:
-      return [];
   }
 }

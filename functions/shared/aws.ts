@@ -2,14 +2,14 @@ import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { tracer } from './powertools';
+import { traced } from './powertools';
 
 /**
  * Clients shared by every invocation of a function. Endpoints come from the
  * standard AWS_ENDPOINT_URL* variables, which the local cloud sets and AWS
  * leaves unset.
  */
-export const dynamo = tracer.captureAWSv3Client(
+export const dynamo = traced(
   new DynamoDBClient({
     maxAttempts: 5,
     // Keep-alive sockets, and more of them than the SDK's default 50: a Lambda sandbox runs one

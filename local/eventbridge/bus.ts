@@ -93,7 +93,8 @@ export class LocalEventBridge {
   private readonly buses: Set<string>;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly inFlight = new Set<Promise<void>>();
-  readonly stats = { putEvents: 0, matched: 0, deliveries: 0, failedDeliveries: 0 };
+  /** `events`: entries accepted on any bus (what EventBridge bills as custom events). */
+  readonly stats = { events: 0, matched: 0, deliveries: 0, failedDeliveries: 0 };
 
   constructor(
     assembly: Assembly,
@@ -180,7 +181,7 @@ export class LocalEventBridge {
     } catch {
       return { ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is not valid JSON' };
     }
-    this.stats.putEvents++;
+    this.stats.events++;
     for (const rule of this.rules) {
       if (!rule.enabled || !rule.pattern || rule.busName !== busName) continue;
       if (matchesPattern(rule.pattern, event as unknown as Record<string, unknown>))

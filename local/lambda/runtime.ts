@@ -10,8 +10,13 @@ export interface FunctionSpec {
   readonly handler: string;
   readonly timeoutMs: number;
   readonly memoryMb: number;
+  /** The function's reserved concurrency: invocations beyond it are throttled, as on Lambda. */
+  readonly reservedConcurrency?: number;
   readonly environment: Record<string, string>;
 }
+
+/** The error of an invocation refused for the function's concurrency, named as Step Functions sees it. */
+export const THROTTLED_ERROR = 'Lambda.TooManyRequestsException';
 
 /** What a failed invocation reports, as Lambda does (`errorType`, `errorMessage`). */
 export class FunctionError extends Error {
@@ -28,6 +33,7 @@ export class FunctionError extends Error {
 
 export interface InvocationRecord {
   readonly functionName: string;
+  readonly memoryMb: number;
   readonly durationMs: number;
   readonly ok: boolean;
 }
@@ -53,6 +59,9 @@ export function functionSpecs(
       handler: String(p.Handler ?? 'index.handler'),
       timeoutMs: Number(p.Timeout ?? 3) * 1000,
       memoryMb,
+      ...(p.ReservedConcurrentExecutions === undefined
+        ? {}
+        : { reservedConcurrency: Number(p.ReservedConcurrentExecutions) }),
       environment: {
         ...Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(v)])),
         AWS_REGION: REGION,
@@ -129,6 +138,8 @@ export class LambdaRuntime {
         ...(this.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
       },
       env: spec.environment,
+      // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles.
+      execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512) },
     });
     const pending: Sandbox['pending'] = new Map();
@@ -169,6 +180,9 @@ export class LambdaRuntime {
     if (!spec) throw new Error(`no local function ${functionId}`);
     const sandbox = this.sandbox(functionId);
     await sandbox.ready;
+    if (spec.reservedConcurrency !== undefined && sandbox.pending.size >= spec.reservedConcurrency) {
+      throw new FunctionError(functionId, THROTTLED_ERROR, 'Rate Exceeded.');
+    }
     const id = randomUUID();
     const started = performance.now();
     const context = {
@@ -202,7 +216,12 @@ export class LambdaRuntime {
       return result;
     } finally {
       clearTimeout(timer);
-      const record = { functionName: functionId, durationMs: performance.now() - started, ok };
+      const record = {
+        functionName: functionId,
+        memoryMb: spec.memoryMb,
+        durationMs: performance.now() - started,
+        ok,
+      };
       for (const listener of this.listeners) listener(record);
     }
   }

@@ -153,7 +153,15 @@ function validName(name: string) {
  */
 export class LocalStepFunctions {
   readonly stateMachines: { logicalId: string; arn: string; name: string; type: 'STANDARD' | 'EXPRESS' }[];
-  readonly stats = { executions: 0, succeeded: 0, failed: 0, stateTransitions: 0, taskInvocations: 0 };
+  /** `billedExpressMs`: each execution's duration rounded up to 100 ms, as Express workflows are billed. */
+  readonly stats = {
+    executions: 0,
+    succeeded: 0,
+    failed: 0,
+    stateTransitions: 0,
+    taskInvocations: 0,
+    billedExpressMs: 0,
+  };
   private readonly machines = new Map<string, Machine>();
   private readonly executions = new Map<string, Execution>();
   private readonly running = new Set<Execution>();
@@ -520,6 +528,10 @@ export class LocalStepFunctions {
     }
     if (execution.status === 'SUCCEEDED') this.stats.succeeded++;
     else this.stats.failed++;
+    this.stats.billedExpressMs += Math.max(
+      100,
+      Math.ceil((execution.stopDate - execution.startDate) / 100) * 100,
+    );
     this.running.delete(execution);
     this.finished.push(execution);
     while (this.finished.length - this.historyHead > KEEP_HISTORIES) {

@@ -12,14 +12,14 @@ import { ClientError, notFound } from '../../shared/errors';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId, newId } from '../../shared/ids';
-import { tracer } from '../../shared/powertools';
+import { traced } from '../../shared/powertools';
 import { readModel } from '../../shared/views';
 import { type Order, orderView, place } from '../domain';
 import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
 
 const orders = ordersStore();
-const stepFunctions = tracer.captureAWSv3Client(new SFNClient({ maxAttempts: 3 }));
+const stepFunctions = traced(new SFNClient({ maxAttempts: 3 }));
 
 async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
   const events: HistoryEvent[] = [];

@@ -1,10 +1,10 @@
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { env } from '../../shared/aws';
-import { logger, tracer } from '../../shared/powertools';
+import { logger, traced } from '../../shared/powertools';
 import { type EventRecord, eventOf } from '../../shared/views';
 
-const eventBridge = tracer.captureAWSv3Client(new EventBridgeClient({ maxAttempts: 5 }));
+const eventBridge = traced(new EventBridgeClient({ maxAttempts: 5 }));
 
 /** Each aggregate's events go out under its service's source. */
 export const SOURCES: Readonly<Record<string, string>> = {
