@@ -150,7 +150,14 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
         .filter(Boolean)
         .map((line) => JSON.parse(line) as LedgerLine)
     : [];
-  const invariants = await checkInvariants(target, data, baseline, ledger, options.invariants);
+  let invariants: Awaited<ReturnType<typeof checkInvariants>>;
+  try {
+    invariants = await checkInvariants(target, data, baseline, ledger, options.invariants);
+  } catch (error) {
+    // A target still working off the load's backlog may not answer: that fails the run, with its report.
+    failures.push(`the invariants could not be checked: ${(error as Error).message}`);
+    invariants = { ok: false, checks: [], orders: { placed: ledger.length, outcomes: {} } };
+  }
   for (const check of invariants.checks)
     if (check.violations.length)
       failures.push(`invariant broken (${check.violations.length}×): ${check.name}`);

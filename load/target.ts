@@ -34,9 +34,10 @@ export async function request<T = Record<string, unknown>>(
       const text = await response.text();
       return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
     } catch (error) {
-      // The checks read after a load: a connection dropped by an overloaded target is retried, twice.
-      if (attempt >= 3) throw new Error(`${method} ${path}: ${(error as Error).message}`);
-      await sleep(500 * attempt);
+      // The checks read after a load, from a target that may still be working off its backlog: a
+      // request dropped or unanswered is retried, four times, with growing pauses.
+      if (attempt >= 5) throw new Error(`${method} ${path}: ${(error as Error).message}`);
+      await sleep(2000 * attempt);
     }
   }
 }
