@@ -1,0 +1,164 @@
+/**
+ * Artillery's processor for the profiles' scenarios (bundled by Artillery
+ * with esbuild and loaded in each of its worker threads). It picks the
+ * seeded ids, builds the request bodies, writes every placed order to the
+ * run's ledger (the invariant checks read it afterwards), and measures the
+ * saga end to end for the orders chosen to be followed: placed → the first
+ * poll that sees the order final.
+ *
+ * Its settings come from the file named by LOAD_SETTINGS, written by the
+ * runner for each level (see artillery.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, readFileSync } from 'node:fs';
+
+export interface ProcessorSettings {
+  readonly customerIds: readonly string[];
+  readonly productIds: readonly string[];
+  /** Share of placed orders whose saga is followed by polling (0..1). */
+  readonly pollFraction: number;
+  readonly pollIntervalMs: number;
+  /** A followed saga not final within this is counted as missing the limit. */
+  readonly sagaLimitMs: number;
+  /** JSON lines, one per placed order. */
+  readonly ledgerFile: string;
+}
+
+export interface LedgerLine {
+  readonly orderId: string;
+  readonly customerId: string;
+  readonly items: readonly { productId: string; quantity: number }[];
+  /** Epoch ms when the POST was sent. */
+  readonly placedAt: number;
+}
+
+// The subset of Artillery's processor API used here.
+interface Vars {
+  [name: string]: unknown;
+}
+interface Context {
+  vars: Vars;
+}
+interface RequestParams {
+  json?: unknown;
+  headers?: Record<string, string>;
+}
+interface Response {
+  statusCode: number;
+  body: unknown;
+}
+interface Events {
+  emit(kind: 'counter' | 'histogram', name: string, value: number): void;
+}
+type Next = (error?: Error) => void;
+
+const settings = JSON.parse(readFileSync(process.env.LOAD_SETTINGS ?? '', 'utf8')) as ProcessorSettings;
+
+const pick = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)]!;
+
+/** `count` distinct values of `values` (or all of them if there are fewer). */
+function pickDistinct<T>(values: readonly T[], count: number): T[] {
+  const chosen = new Set<T>();
+  while (chosen.size < Math.min(count, values.length)) chosen.add(pick(values));
+  return [...chosen];
+}
+
+const parse = (body: unknown): Record<string, unknown> => {
+  if (typeof body !== 'string') return (body ?? {}) as Record<string, unknown>;
+  try {
+    return JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+};
+
+// A careful client: every POST carries its own Idempotency-Key, so that a retry would be safe (and the
+// platform pays for the idempotency record, as it would in production).
+const withIdempotencyKey = (params: RequestParams) => {
+  params.headers = { ...params.headers, 'idempotency-key': randomUUID() };
+};
+
+export function newCustomer(params: RequestParams, _context: Context, _events: Events, next: Next) {
+  const n = randomUUID().slice(0, 8);
+  params.json = { name: `Load ${n}`, email: `load-${n}@example.com` };
+  withIdempotencyKey(params);
+  next();
+}
+
+export function pickProduct(context: Context, _events: Events, next: Next) {
+  context.vars.productId = pick(settings.productIds);
+  next();
+}
+
+export function newReservation(params: RequestParams, _context: Context, _events: Events, next: Next) {
+  params.json = { quantity: 1 };
+  withIdempotencyKey(params);
+  next();
+}
+
+export function newOrder(params: RequestParams, context: Context, _events: Events, next: Next) {
+  const items = pickDistinct(settings.productIds, 1 + Math.floor(Math.random() * 3)).map((productId) => ({
+    productId,
+    quantity: 1,
+  }));
+  const customerId = pick(settings.customerIds);
+  params.json = { customerId, items };
+  withIdempotencyKey(params);
+  context.vars.order = { customerId, items };
+  context.vars.placedAt = Date.now();
+  context.vars.polling = 0;
+  next();
+}
+
+export function orderPlaced(
+  _params: RequestParams,
+  response: Response,
+  context: Context,
+  events: Events,
+  next: Next,
+) {
+  const orderId = parse(response.body).orderId;
+  if (response.statusCode !== 202 || typeof orderId !== 'string') return next();
+  const order = context.vars.order as Omit<LedgerLine, 'orderId' | 'placedAt'>;
+  const line: LedgerLine = { orderId, ...order, placedAt: Number(context.vars.placedAt) };
+  appendFileSync(settings.ledgerFile, `${JSON.stringify(line)}\n`);
+  context.vars.orderId = orderId;
+  if (Math.random() < settings.pollFraction) {
+    context.vars.polling = 1;
+    events.emit('counter', 'saga.followed', 1);
+  }
+  next();
+}
+
+/** The poll loop's pause; a no-op for orders that are not followed (Artillery runs a loop body once). */
+export function pauseBeforePoll(context: Context, _events: Events, next: Next) {
+  if (context.vars.polling !== 1) return next();
+  setTimeout(() => next(), settings.pollIntervalMs);
+}
+
+export function orderPolled(
+  _params: RequestParams,
+  response: Response,
+  context: Context,
+  events: Events,
+  next: Next,
+) {
+  const elapsed = Date.now() - Number(context.vars.placedAt);
+  const order = parse(response.body);
+  if (response.statusCode === 200 && order.status !== 'PENDING' && typeof order.status === 'string') {
+    context.vars.polling = 0;
+    events.emit('histogram', 'saga.end_to_end', elapsed);
+    const reason = typeof order.cancellationReason === 'string' ? `.${order.cancellationReason}` : '';
+    events.emit('counter', `saga.outcome.${order.status}${reason}`, 1);
+    if (elapsed > settings.sagaLimitMs) events.emit('counter', 'saga.missed_limit', 1);
+  } else if (elapsed > settings.sagaLimitMs) {
+    context.vars.polling = 0;
+    events.emit('counter', 'saga.missed_limit', 1);
+    events.emit('counter', 'saga.not_final_when_given_up', 1);
+  }
+  next();
+}
+
+export function stillPolling(context: Context, next: (more: boolean) => void) {
+  next(context.vars.polling === 1);
+}

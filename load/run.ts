@@ -1,0 +1,179 @@
+/**
+ * Runs a profile against a target: seed (or read a seed file), read the
+ * baseline, run each level with Artillery (the local cloud's counters reset
+ * before it and read after it), check the invariants, write the report.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { artilleryScript, LOAD_DIR, levelMetrics, runArtillery, sustained } from './artillery';
+import { costModel } from './cost';
+import { checkInvariants, type InvariantOptions, readBaseline } from './invariants';
+import type { LedgerLine } from './processor';
+import type { Profile } from './profiles';
+import { type LevelResult, type MemorySample, machine, writeReport } from './report';
+import { DEFAULT_SEED, readSeed, type Seed, seed, writeSeed } from './seed';
+import { localMemory, localStats, resetLocalStats, sleep, type Target } from './target';
+
+export interface RunOptions {
+  readonly profile: Profile;
+  readonly target: Target;
+  /** Where the report goes; default load/out/<profile>-<time>. */
+  readonly outDir?: string;
+  /** A seed file written by `npm run seed`; without one the run seeds its own data. */
+  readonly seedFile?: string;
+  readonly invariants: InvariantOptions;
+  readonly log?: (line: string) => void;
+}
+
+export interface RunOutcome {
+  readonly ok: boolean;
+  readonly dir: string;
+  readonly reportFile: string;
+  readonly failures: readonly string[];
+}
+
+/** Reads the counters once the sagas the level started have finished (at most 30 s later). */
+async function statsAfterLevel(target: Target) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const stats = await localStats(target);
+    if (!stats || stats.stepFunctions?.running === 0 || Date.now() > deadline) return stats;
+    await sleep(250);
+  }
+}
+
+export async function runProfile(options: RunOptions): Promise<RunOutcome> {
+  const { profile, target } = options;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const startedAt = new Date();
+  const dir =
+    options.outDir ??
+    join(LOAD_DIR, 'out', `${profile.name}-${startedAt.toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(dir, { recursive: true });
+
+  let data: Seed;
+  if (options.seedFile) {
+    data = readSeed(options.seedFile);
+    log(`seed: ${options.seedFile} (${data.customers.length} customers, ${data.products.length} products)`);
+  } else {
+    data = await seed(target, { ...DEFAULT_SEED, ...profile.seed });
+    log(`seeded ${data.customers.length} customers and ${data.products.length} products`);
+  }
+  writeSeed(join(dir, 'seed.json'), data);
+  const baseline = await readBaseline(target, data);
+
+  const ledgerFile = join(dir, 'orders.jsonl');
+  writeFileSync(ledgerFile, '');
+  const memory: MemorySample[] = [];
+  const levels: LevelResult[] = [];
+  const failures: string[] = [];
+  let stoppedEarly: string | undefined;
+  for (const rate of profile.levels) {
+    if (stoppedEarly) break;
+    await resetLocalStats(target);
+    const levelStart = Date.now();
+    const sampler =
+      profile.sampleEverySeconds && target.awsEndpoint
+        ? setInterval(() => {
+            localMemory(target)
+              .then((m) => {
+                if (!m) return;
+                memory.push({
+                  secondsFromStart: (Date.now() - levelStart) / 1000,
+                  rssMb: m.rssMb,
+                  mainHeapMb: m.mainHeapMb,
+                  functionsHeapMb: Object.values(m.functions).reduce((a, f) => a + f.heapUsedMb, 0),
+                });
+              })
+              .catch((error: Error) => log(`memory sample failed: ${error.message}`));
+          }, profile.sampleEverySeconds * 1000)
+        : undefined;
+    log(`${profile.name}: ${rate}/s for ${profile.durationSeconds} s against ${target.api}`);
+    let report: Awaited<ReturnType<typeof runArtillery>>;
+    try {
+      report = await runArtillery({
+        dir,
+        name: `level-${rate}`,
+        script: artilleryScript(profile, rate, target.api),
+        settings: {
+          customerIds: data.customers.map((c) => c.customerId),
+          productIds: data.products.map((p) => p.productId),
+          pollFraction: profile.pollFraction,
+          pollIntervalMs: profile.pollIntervalMs,
+          sagaLimitMs: profile.sagaLimitSeconds * 1000,
+          ledgerFile,
+        },
+        durationSeconds: profile.durationSeconds,
+        sagaLimitSeconds: profile.sagaLimitSeconds,
+      });
+    } catch (error) {
+      // Still check the invariants and write the report for the levels that ran.
+      failures.push(`level ${rate}/s did not complete: ${(error as Error).message}`);
+      break;
+    } finally {
+      if (sampler) clearInterval(sampler);
+    }
+    const stats = await statsAfterLevel(target);
+    const metrics = levelMetrics(report.aggregate, rate, profile.durationSeconds);
+    levels.push({
+      metrics,
+      stats,
+      cost: stats ? costModel(stats, metrics.iterations.completed) : undefined,
+      intermediate: report.intermediate,
+    });
+    log(
+      `  achieved ${metrics.achievedRate.toFixed(1)} it/s, ${metrics.httpRate.toFixed(1)} req/s, ` +
+        `${metrics.errors.total} errors, ${metrics.iterations.dropped} dropped, saga p95 ${metrics.saga.endToEnd?.p95 ?? 'n/a'} ms` +
+        `${sustained(metrics) ? '' : ' (not sustained)'}`,
+    );
+    if (metrics.achievedRate < 0.5 * rate && rate !== profile.levels.at(-1)) {
+      // Higher levels would only measure the overload again, for longer, on a machine already saturated.
+      stoppedEarly = `the ramp stopped after ${rate}/s: it achieved under half its target`;
+      log(`  ${stoppedEarly}`);
+    }
+    if (profile.failOnError) {
+      if (metrics.errors.total > 0)
+        failures.push(
+          `${metrics.errors.total} errors at ${rate}/s: ${Object.entries(metrics.errors.byKind)
+            .map(([k, n]) => `${k} × ${n}`)
+            .join(', ')}`,
+        );
+      if (metrics.iterations.dropped > 0)
+        failures.push(`${metrics.iterations.dropped} iterations dropped at ${rate}/s`);
+    }
+  }
+
+  log('checking invariants');
+  const ledger = existsSync(ledgerFile)
+    ? readFileSync(ledgerFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as LedgerLine)
+    : [];
+  let invariants: Awaited<ReturnType<typeof checkInvariants>>;
+  try {
+    invariants = await checkInvariants(target, data, baseline, ledger, options.invariants);
+  } catch (error) {
+    // A target still working off the load's backlog may not answer: that fails the run, with its report.
+    failures.push(`the invariants could not be checked: ${(error as Error).message}`);
+    invariants = { ok: false, checks: [], orders: { placed: ledger.length, outcomes: {} } };
+  }
+  for (const check of invariants.checks)
+    if (check.violations.length)
+      failures.push(`invariant broken (${check.violations.length}×): ${check.name}`);
+
+  const reportFile = writeReport(dir, {
+    profile,
+    target,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: machine(),
+    seedCounts: { customers: data.customers.length, products: data.products.length },
+    levels,
+    invariants,
+    memory,
+    failures,
+    ...(stoppedEarly ? { stoppedEarly } : {}),
+  });
+  return { ok: failures.length === 0, dir, reportFile, failures };
+}

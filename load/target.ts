@@ -1,0 +1,114 @@
+/**
+ * The target as the runner sees it outside Artillery: the platform's HTTP API
+ * (for seeding and the invariant checks) and, for a local cloud, its admin
+ * routes on the AWS endpoint (counters and memory).
+ */
+
+export interface Target {
+  /** The API's base URL, e.g. http://127.0.0.1:3000 or a stage's https URL. */
+  readonly api: string;
+  /** The local cloud's AWS endpoint; absent for a deployed stage (no counters there). */
+  readonly awsEndpoint?: string;
+}
+
+export interface JsonResponse<T> {
+  readonly status: number;
+  readonly body: T;
+}
+
+export async function request<T = Record<string, unknown>>(
+  target: Target,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<JsonResponse<T>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await fetch(`${target.api}${path}`, {
+        method,
+        signal: AbortSignal.timeout(15_000),
+        ...(body === undefined
+          ? {}
+          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
+    } catch (error) {
+      // The checks read after a load, from a target that may still be working off its backlog: a
+      // request dropped or unanswered is retried, four times, with growing pauses.
+      if (attempt >= 5) throw new Error(`${method} ${path}: ${(error as Error).message}`);
+      await sleep(2000 * attempt);
+    }
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `fn` over `items` with at most `concurrency` at a time, results in order. */
+export async function mapPool<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>) {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await fn(items[i]!);
+      }
+    }),
+  );
+  return results;
+}
+
+async function admin<T>(target: Target, path: string): Promise<T | undefined> {
+  if (!target.awsEndpoint) return undefined;
+  const response = await fetch(`${target.awsEndpoint}/_local/${path}`, {
+    signal: AbortSignal.timeout(15_000),
+  });
+  if (!response.ok) throw new Error(`GET /_local/${path} on ${target.awsEndpoint}: ${response.status}`);
+  return (await response.json()) as T;
+}
+
+/**
+ * The local cloud's counters (GET /_local/stats). Every field the report reads is optional: a local
+ * cloud that does not count something yet leaves it out, and the report says "n/a".
+ */
+export interface LocalStats {
+  readonly seconds?: number;
+  readonly requests?: Record<string, { count: number; p95?: number; statuses?: Record<string, number> }>;
+  readonly invocations?: Record<
+    string,
+    { count: number; billedMs?: number; memoryMb?: number; errors?: number; p95?: number }
+  >;
+  readonly reads?: Record<string, Record<string, number>>;
+  readonly writes?: Record<string, { itemWrites?: number; operations?: Record<string, number> }>;
+  readonly dynamodb?: Record<
+    string,
+    {
+      readUnits?: number;
+      writeUnits?: number;
+      transactionalReadUnits?: number;
+      transactionalWriteUnits?: number;
+    }
+  >;
+  readonly eventBridge?: { putEvents?: number; events?: number; matched?: number; deliveries?: number };
+  readonly stepFunctions?: {
+    executions?: number;
+    succeeded?: number;
+    failed?: number;
+    stateTransitions?: number;
+    taskInvocations?: number;
+    billedExpressMs?: number;
+    running?: number;
+  };
+  readonly deadLetters?: Record<string, number>;
+}
+
+export interface LocalMemory {
+  readonly mainHeapMb: number;
+  readonly rssMb: number;
+  readonly functions: Record<string, { heapUsedMb: number; heapTotalMb: number }>;
+}
+
+export const localStats = (target: Target) => admin<LocalStats>(target, 'stats');
+export const resetLocalStats = (target: Target) => admin<unknown>(target, 'reset-stats');
+export const localMemory = (target: Target) => admin<LocalMemory>(target, 'memory');
