@@ -26,7 +26,13 @@
 
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { API, machine, percentile } from './bench';
+import { machine } from './report';
+
+const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
+
+/** The nearest-rank percentile of ascending `sorted`. */
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 
 const { values } = parseArgs({
   options: {
@@ -290,7 +296,7 @@ async function main() {
   if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(API) || !/^http:\/\/127\.0\.0\.1:\d+$/.test(AWS_ENDPOINT)) {
     throw new Error('the flash sale runs against 127.0.0.1 only');
   }
-  console.log(machine());
+  console.log(`machine: ${machine()}`);
   console.log(`target: ${API}`);
   const cases = String(values.cases)
     .split(',')

@@ -501,8 +501,12 @@ describe('local Step Functions', () => {
       failed: 3,
       stateTransitions: expect.any(Number),
       taskInvocations: expect.any(Number),
+      billedExpressMs: expect.any(Number),
     });
     expect(sfn.stats.taskInvocations).toBeGreaterThanOrEqual(10);
+    // Each execution is billed at least 100 ms, in steps of 100 ms.
+    expect(sfn.stats.billedExpressMs).toBeGreaterThanOrEqual(600);
+    expect(sfn.stats.billedExpressMs % 100).toBe(0);
   });
 });
 
