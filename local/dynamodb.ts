@@ -24,7 +24,9 @@ export interface StartDynamoDbLocalOptions {
 const HOST = '127.0.0.1';
 const POM_DIR = join(__dirname, 'dynamodb');
 const LAUNCHER = join(POM_DIR, 'Launcher.java');
-const START_TIMEOUT_MS = 60_000;
+// DynamoDB Local is up in a few seconds on a quiet machine; the launcher is compiled from source at
+// each start, which on a 2-core machine busy with a synth can take far longer.
+const START_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 5_000;
 const STDERR_TAIL_CHARS = 4_000;
 
@@ -67,7 +69,7 @@ function jvmArgs(libDir: string, heapMb: number): string[] {
  * Starts DynamoDB Local in memory (`-inMemory -sharedDb`, telemetry off) on
  * 127.0.0.1. The JVM exits when its stdin closes, so it does not outlive this
  * process even if this one is killed; it is also killed on this process's
- * `exit`. Rejects if it is not listening within 60 s.
+ * `exit`. Rejects if it is not listening within 120 s.
  */
 export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const requestedPort = options.port ?? 0;
