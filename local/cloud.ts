@@ -79,7 +79,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     installDynamoDbLocal();
     const [dynamoLocal, assemblyDir] = await Promise.all([
       startDynamoDbLocal(),
-      Promise.resolve().then(() => synthesize(assemblyPath, context, log)),
+      synthesize(assemblyPath, context, log),
     ]);
     stoppers.push(() => (dynamoLocal as DynamoDbLocal).stop());
     const assembly = readAssembly(assemblyDir);

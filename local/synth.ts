@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -30,12 +30,14 @@ function inputsHash(context: Record<string, string>): string {
 /**
  * Synthesizes the CDK app into `outDir` offline with the project's own CDK
  * CLI, unless the assembly there was made from the same sources and context.
+ * The CLI runs as a child process without blocking this one, so DynamoDB
+ * Local's start (and its timer) proceed meanwhile.
  */
-export function synthesize(
+export async function synthesize(
   outDir: string,
   context: Record<string, string>,
   log: (m: string) => void,
-): string {
+): Promise<string> {
   const hash = inputsHash(context);
   const stamp = join(outDir, STAMP);
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
@@ -54,13 +56,24 @@ export function synthesize(
     outDir,
     ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
   ];
-  const result = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
-    encoding: 'utf8',
+  const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
+    const child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.once('error', (error) => resolve({ status: null, output: error.message }));
+    child.once('close', (status) => resolve({ status, output }));
   });
   if (result.status !== 0) {
-    throw new Error(`cdk synth failed (exit ${result.status}):\n${result.stderr || result.stdout}`);
+    throw new Error(`cdk synth failed (exit ${result.status}):\n${result.output}`);
   }
   writeFileSync(stamp, hash);
   return outDir;

@@ -13,6 +13,8 @@ export interface SagaStepInput {
   readonly deadline: string;
   readonly correlationId?: string;
   readonly reason?: string;
+  /** BeginSaga's input: the OrderPlaced event as the bus delivered it, carrying the correlation id. */
+  readonly placed?: { readonly correlationId?: string };
 }
 
 /**
@@ -42,7 +44,11 @@ export function sagaSteps(steps: Record<string, (input: SagaStepInput, now: Date
   return async (input: SagaStepInput): Promise<unknown> => {
     const step = steps[input.action];
     if (!step) throw new Error(`unknown saga action ${input.action}`);
-    logger.appendKeys({ correlationId: input.correlationId, orderId: input.orderId, step: input.action });
+    logger.appendKeys({
+      correlationId: input.correlationId ?? input.placed?.correlationId,
+      orderId: input.orderId,
+      step: input.action,
+    });
     try {
       return await step(input, new Date());
     } catch (error) {

@@ -1,7 +1,10 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { paymentIdFor } from '../../functions/payments/domain';
 import {
   awsEndpoint,
+  call,
   createCustomer,
   createProduct,
   eventually,
@@ -184,6 +187,43 @@ describe('the order saga', () => {
     expect(await stockOf(product.productId)).toMatchObject({ available: 8, reserved: 0, sold: 2 });
     expect((await creditOf(customer.customerId)).availableCreditCents).toBe(8_000);
     expect((await get<OrderView>(`/orders/${order.orderId}`)).body).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  test("the placing request's correlation id is on every event the saga appends", async () => {
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 5, priceCents: 100 });
+    const correlationId = `corr-${Date.now()}`;
+    const placed = await call<{ orderId: string }>(
+      'POST',
+      '/orders',
+      { customerId: customer.customerId, items: [{ productId: product.productId, quantity: 1 }] },
+      { 'x-correlation-id': correlationId },
+    );
+    expect(placed.status).toBe(202);
+    await eventually(
+      () => get<OrderView>(`/orders/${placed.body.orderId}`),
+      (r) => r.body.status === 'CONFIRMED',
+    );
+    const { tables } = await localAdmin<{ tables: string[] }>('wiring');
+    const documents = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: awsEndpoint(),
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    const events = await documents.send(
+      new QueryCommand({
+        TableName: tables.find((t) => t.startsWith('OrdersEvents'))!,
+        KeyConditionExpression: 'aggregateId = :id',
+        ExpressionAttributeValues: { ':id': placed.body.orderId },
+      }),
+    );
+    expect(events.Items?.map((e) => [e.type, e.correlationId])).toEqual([
+      ['OrderPlaced', correlationId],
+      ['OrderSagaStarted', correlationId],
+      ['OrderConfirmed', correlationId],
+    ]);
   });
 
   test('a confirmation and a refund of one order, racing, never both land', async () => {

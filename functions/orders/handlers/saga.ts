@@ -45,13 +45,12 @@ function recordOutcome(
 export const handler = sagaSteps({
   begin: (input, now) =>
     retryOnConflict(async () => {
+      // The OrderPlaced event as the bus delivered it: its correlation id is the placing request's.
       const { executionArn } = input as unknown as { executionArn: string };
+      const correlationId = input.placed?.correlationId ?? input.orderId;
       const { state, version } = await loadOrder(input.orderId);
       const decision = beginSaga(state, executionArn);
-      await orders.append(input.orderId, version, decision.events, state, {
-        now,
-        correlationId: input.correlationId,
-      });
+      await orders.append(input.orderId, version, decision.events, state, { now, correlationId });
       if (decision.events.length > 0) {
         metrics.addMetric('SagaStarted', 'Count', 1);
         metrics.publishStoredMetrics();
@@ -60,7 +59,7 @@ export const handler = sagaSteps({
       return {
         proceed: decision.proceed,
         order: { orderId, customerId, items, totalCents, deadline },
-        correlationId: input.correlationId ?? orderId,
+        correlationId,
       };
     }),
 
