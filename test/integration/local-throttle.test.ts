@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Assembly } from '../../local/assembly';
 import { LocalHttpApi, type RouteSpec } from '../../local/http-api';
-import { FunctionError, LambdaRuntime, THROTTLED_ERROR } from '../../local/lambda/runtime';
+import {
+  FunctionError,
+  LambdaRuntime,
+  SANDBOX_CONCURRENCY,
+  THROTTLED_ERROR,
+} from '../../local/lambda/runtime';
 import { stageThrottles, TokenBucket } from '../../local/throttle';
 
 const templateWith = (stage: Record<string, unknown>) =>
@@ -112,6 +117,42 @@ describe("the local HTTP API's throttling", () => {
       expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'done' });
       expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
       expect(await runtime.invoke('Slow', {})).toBe('done');
+    } finally {
+      await runtime.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a sandbox runs a bounded number of invocations at once; the rest wait their turn, then all succeed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'turns-'));
+    writeFileSync(
+      join(dir, 'index.js'),
+      [
+        'let running = 0;',
+        'let most = 0;',
+        'exports.handler = async () => {',
+        '  most = Math.max(most, ++running);',
+        '  await new Promise((resolve) => setTimeout(resolve, 50));',
+        '  running--;',
+        '  return most;',
+        '};',
+      ].join('\n'),
+    );
+    const spec = {
+      logicalId: 'Turns',
+      codeDir: dir,
+      handler: 'index.handler',
+      memoryMb: 128,
+      environment: {},
+    };
+    const runtime = new LambdaRuntime([{ ...spec, timeoutMs: 5_000 }], join(dir, 'logs'));
+    try {
+      const burst = SANDBOX_CONCURRENCY * 3;
+      const mosts = (await Promise.all(
+        Array.from({ length: burst }, () => runtime.invoke('Turns', {})),
+      )) as number[];
+      expect(mosts).toHaveLength(burst);
+      expect(Math.max(...mosts)).toBe(SANDBOX_CONCURRENCY);
     } finally {
       await runtime.stop();
       rmSync(dir, { recursive: true, force: true });
