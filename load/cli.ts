@@ -15,6 +15,7 @@ const { values, positionals } = parseArgs({
   options: {
     target: { type: 'string', default: 'http://127.0.0.1:3000' },
     'aws-endpoint': { type: 'string', default: process.env.LOCAL_AWS_ENDPOINT },
+    'no-counters': { type: 'boolean', default: false },
     levels: { type: 'string' },
     duration: { type: 'string' },
     seed: { type: 'string' },
@@ -27,6 +28,12 @@ const { values, positionals } = parseArgs({
   },
 });
 
+/** `npm start` serves its AWS endpoint on the API's port plus one; a remote stage has none. */
+function besideLocalApi(api: string): string | undefined {
+  const local = /^http:\/\/127\.0\.0\.1:(\d+)$/.exec(api);
+  return local ? `http://127.0.0.1:${Number(local[1]) + 1}` : undefined;
+}
+
 const positive = (name: string, value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`);
@@ -35,10 +42,9 @@ const positive = (name: string, value: string) => {
 
 async function main() {
   const [command] = positionals;
-  const target: Target = {
-    api: values.target.replace(/\/$/, ''),
-    ...(values['aws-endpoint'] ? { awsEndpoint: values['aws-endpoint'].replace(/\/$/, '') } : {}),
-  };
+  const api = values.target.replace(/\/$/, '');
+  const awsEndpoint = values['no-counters'] ? undefined : (values['aws-endpoint'] ?? besideLocalApi(api));
+  const target: Target = { api, ...(awsEndpoint ? { awsEndpoint: awsEndpoint.replace(/\/$/, '') } : {}) };
   if (command === 'seed') {
     const out = values.out ?? 'load/out/seed.json';
     const data = await seed(target, {

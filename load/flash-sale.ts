@@ -14,7 +14,7 @@
  * product reads `available + reserved + sold = received` through the API.
  *
  *   API_URL       the platform (default http://127.0.0.1:3000)
- *   AWS_ENDPOINT  the local cloud's AWS endpoint, for /_local/stats (required)
+ *   AWS_ENDPOINT  the local cloud's AWS endpoint, for /_local/stats (default: the API's port plus one)
  *   --requests N  requests per case (default 200000)
  *   --units N     units on sale per case (default 80000)
  *   --products N  products of the spread case (default 80)
@@ -50,7 +50,9 @@ const UNITS = positive('units');
 const SPREAD_PRODUCTS = positive('products');
 const CONCURRENCY = positive('concurrency');
 const MAX_SECONDS = positive('max-seconds');
-const AWS_ENDPOINT = process.env.AWS_ENDPOINT;
+// `npm start` serves its AWS endpoint on the API's port plus one.
+const AWS_ENDPOINT =
+  process.env.AWS_ENDPOINT ?? API.replace(/:(\d+)$/, (_, port: string) => `:${Number(port) + 1}`);
 
 function positive(name: keyof typeof values): number {
   const n = Number(values[name]);

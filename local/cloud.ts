@@ -18,6 +18,8 @@ import { stageThrottles } from './throttle';
 export interface LocalCloudOptions {
   /** Port of the HTTP API on 127.0.0.1 (0 picks a free one). */
   readonly port?: number;
+  /** The AWS endpoint's port (DynamoDB, EventBridge, Step Functions, the counters); 0 picks a free one. */
+  readonly awsPort?: number;
   readonly stage?: string;
   /** Extra CDK context, e.g. a short `reservationTtlSeconds` for tests. */
   readonly context?: Record<string, string>;
@@ -102,7 +104,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     );
 
     const endpoint = new AwsEndpoint(dynamoLocal.port);
-    await endpoint.start();
+    await endpoint.start(options.awsPort ?? 0);
     stoppers.push(() => endpoint.stop());
 
     const runtime = new LambdaRuntime(

@@ -6,6 +6,8 @@ import { parseFaults } from './stepfunctions';
 const { values } = parseArgs({
   options: {
     port: { type: 'string', default: process.env.PORT ?? '3000' },
+    // Default: the API's port plus one (3001 beside 3000), so the load tools find the counters.
+    'aws-port': { type: 'string' },
     stage: { type: 'string', default: 'dev' },
     'schedule-interval-ms': { type: 'string' },
     'reservation-ttl-seconds': { type: 'string' },
@@ -24,6 +26,7 @@ async function main() {
   if (values['sweeper-grace-seconds']) context.sweeperGraceSeconds = values['sweeper-grace-seconds'];
   const cloud = await startLocalCloud({
     port: Number(values.port),
+    awsPort: Number(values['aws-port'] ?? (Number(values.port) === 0 ? 0 : Number(values.port) + 1)),
     stage: values.stage,
     context,
     ...(values['assembly-dir'] ? { assemblyDir: values['assembly-dir'] } : {}),
