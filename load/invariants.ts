@@ -116,7 +116,7 @@ export async function checkInvariants(
   target: Target,
   seed: Seed,
   baseline: Baseline,
-  ledger: readonly LedgerLine[],
+  ledger: readonly (LedgerLine & { readonly orderId: string })[],
   options: InvariantOptions,
 ): Promise<InvariantReport> {
   const finality: string[] = [];

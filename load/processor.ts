@@ -24,8 +24,16 @@ export interface ProcessorSettings {
   readonly ledgerFile: string;
 }
 
+/**
+ * One line per order sent (without `orderId`) and one per order acknowledged
+ * (with it), tied by the request's Idempotency-Key: an order the platform
+ * placed but whose answer the client never saw (a timeout) is recovered after
+ * the run by sending the same request again, which idempotency answers with
+ * the first response.
+ */
 export interface LedgerLine {
-  readonly orderId: string;
+  readonly idempotencyKey: string;
+  readonly orderId?: string;
   readonly customerId: string;
   readonly items: readonly { productId: string; quantity: number }[];
   /** Epoch ms when the POST was sent. */
@@ -74,8 +82,8 @@ const parse = (body: unknown): Record<string, unknown> => {
 
 // A careful client: every POST carries its own Idempotency-Key, so that a retry would be safe (and the
 // platform pays for the idempotency record, as it would in production).
-const withIdempotencyKey = (params: RequestParams) => {
-  params.headers = { ...params.headers, 'idempotency-key': randomUUID() };
+const withIdempotencyKey = (params: RequestParams, key = randomUUID()) => {
+  params.headers = { ...params.headers, 'idempotency-key': key };
 };
 
 export function newCustomer(params: RequestParams, _context: Context, _events: Events, next: Next) {
@@ -103,9 +111,12 @@ export function newOrder(params: RequestParams, context: Context, _events: Event
   }));
   const customerId = pick(settings.customerIds);
   params.json = { customerId, items };
-  withIdempotencyKey(params);
-  context.vars.order = { customerId, items };
-  context.vars.placedAt = Date.now();
+  const idempotencyKey = randomUUID();
+  withIdempotencyKey(params, idempotencyKey);
+  const sent: LedgerLine = { idempotencyKey, customerId, items, placedAt: Date.now() };
+  appendFileSync(settings.ledgerFile, `${JSON.stringify(sent)}\n`);
+  context.vars.order = sent;
+  context.vars.placedAt = sent.placedAt;
   context.vars.polling = 0;
   next();
 }
@@ -119,8 +130,7 @@ export function orderPlaced(
 ) {
   const orderId = parse(response.body).orderId;
   if (response.statusCode !== 202 || typeof orderId !== 'string') return next();
-  const order = context.vars.order as Omit<LedgerLine, 'orderId' | 'placedAt'>;
-  const line: LedgerLine = { orderId, ...order, placedAt: Number(context.vars.placedAt) };
+  const line: LedgerLine = { ...(context.vars.order as LedgerLine), orderId };
   appendFileSync(settings.ledgerFile, `${JSON.stringify(line)}\n`);
   context.vars.orderId = orderId;
   if (Math.random() < settings.pollFraction) {

@@ -12,7 +12,7 @@ import type { LedgerLine } from './processor';
 import type { Profile } from './profiles';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
 import { DEFAULT_SEED, readSeed, type Seed, seed, writeSeed } from './seed';
-import { localMemory, localStats, resetLocalStats, sleep, type Target } from './target';
+import { localMemory, localStats, mapPool, request, resetLocalStats, sleep, type Target } from './target';
 
 export interface RunOptions {
   readonly profile: Profile;
@@ -144,7 +144,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   }
 
   log('checking invariants');
-  const ledger = existsSync(ledgerFile)
+  const ledgerLines = existsSync(ledgerFile)
     ? readFileSync(ledgerFile, 'utf8')
         .split('\n')
         .filter(Boolean)
@@ -152,11 +152,14 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     : [];
   let invariants: Awaited<ReturnType<typeof checkInvariants>>;
   try {
+    const { ledger, recovered } = await recoverUnanswered(target, ledgerLines);
+    if (recovered > 0)
+      log(`recovered ${recovered} orders placed without an answer seen, by their Idempotency-Key`);
     invariants = await checkInvariants(target, data, baseline, ledger, options.invariants);
   } catch (error) {
     // A target still working off the load's backlog may not answer: that fails the run, with its report.
     failures.push(`the invariants could not be checked: ${(error as Error).message}`);
-    invariants = { ok: false, checks: [], orders: { placed: ledger.length, outcomes: {} } };
+    invariants = { ok: false, checks: [], orders: { placed: ledgerLines.length, outcomes: {} } };
   }
   for (const check of invariants.checks)
     if (check.violations.length)
@@ -176,4 +179,37 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     ...(stoppedEarly ? { stoppedEarly } : {}),
   });
   return { ok: failures.length === 0, dir, reportFile, failures };
+}
+
+/**
+ * Every order the run sent, with its id. An order whose answer the client did
+ * not see (its request timed out) may still have been placed: the same
+ * request is sent again with the same Idempotency-Key, which the platform
+ * answers with the first response (placing it now if it never arrived), so
+ * the invariants account for every order the platform holds.
+ */
+async function recoverUnanswered(target: Target, lines: readonly LedgerLine[]) {
+  const byKey = new Map<string, LedgerLine>();
+  for (const line of lines) {
+    const seen = byKey.get(line.idempotencyKey);
+    if (!seen?.orderId) byKey.set(line.idempotencyKey, line);
+  }
+  const unanswered = [...byKey.values()].filter((line) => !line.orderId);
+  const recovered = await mapPool(unanswered, 8, async (line) => {
+    const body = { customerId: line.customerId, items: line.items };
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      const answer = await request<{ orderId?: string }>(target, 'POST', '/orders', body, {
+        'idempotency-key': line.idempotencyKey,
+      });
+      if (answer.status === 202 && answer.body.orderId) return { ...line, orderId: answer.body.orderId };
+      // The first request may still be in progress, or refused for load: wait for it.
+      await sleep(1000 * attempt);
+    }
+    throw new Error(`order with Idempotency-Key ${line.idempotencyKey} could not be recovered`);
+  });
+  const answered = [...byKey.values()].filter((line) => line.orderId);
+  return {
+    ledger: [...answered, ...recovered] as (LedgerLine & { orderId: string })[],
+    recovered: recovered.length,
+  };
 }

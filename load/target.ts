@@ -21,6 +21,7 @@ export async function request<T = Record<string, unknown>>(
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<JsonResponse<T>> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -28,8 +29,8 @@ export async function request<T = Record<string, unknown>>(
         method,
         signal: AbortSignal.timeout(15_000),
         ...(body === undefined
-          ? {}
-          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+          ? { headers }
+          : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       });
       const text = await response.text();
       return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
