@@ -44,6 +44,7 @@ export function routeSpecs(
       throw new Error(`route ${routeKey}: only AWS_PROXY integrations with payload 2.0 run locally`);
     }
     const functionId = runtime.functionIdOf(String(resolve(ip.IntegrationUri)));
+    const throttle = throttleOf(routeKey);
     const [method, path = ''] = routeKey === '$default' ? ['ANY', '/{proxy+}'] : routeKey.split(' ');
     const parameterNames: string[] = [];
     const segments = path.split('/').filter(Boolean);
@@ -63,7 +64,7 @@ export function routeSpecs(
       matcher: new RegExp(`^${pattern || '/'}$`),
       parameterNames,
       literalSegments: segments.filter((s) => !s.startsWith('{')).length,
-      ...(throttleOf(routeKey) ? { throttle: throttleOf(routeKey) } : {}),
+      ...(throttle ? { throttle } : {}),
     };
   });
 }
