@@ -27,6 +27,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { machine } from './report';
+import { type LocalStats, localStats, resetLocalStats, type Target } from './target';
 
 const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
 
@@ -51,8 +52,11 @@ const SPREAD_PRODUCTS = positive('products');
 const CONCURRENCY = positive('concurrency');
 const MAX_SECONDS = positive('max-seconds');
 // `npm start` serves its AWS endpoint on the API's port plus one.
-const AWS_ENDPOINT =
-  process.env.AWS_ENDPOINT ?? API.replace(/:(\d+)$/, (_, port: string) => `:${Number(port) + 1}`);
+const TARGET: Target = {
+  api: API,
+  awsEndpoint:
+    process.env.AWS_ENDPOINT ?? API.replace(/:(\d+)$/, (_, port: string) => `:${Number(port) + 1}`),
+};
 
 function positive(name: keyof typeof values): number {
   const n = Number(values[name]);
@@ -65,24 +69,6 @@ interface ProductView {
   available: number;
   reserved: number;
   sold: number;
-}
-
-interface TableWrites {
-  itemWrites: number;
-  distinctKeys: number;
-  hottestKeys: { key: string; writes: number; share: number }[];
-  /** The second with the most writes to the table, and its hottest key's share of that second. */
-  busiestSecond?: {
-    second: string;
-    writes: number;
-    hottestKey: { key: string; writes: number; share: number };
-  };
-}
-
-interface Stats {
-  seconds: number;
-  writes: Record<string, TableWrites>;
-  reads: Record<string, Record<string, number>>;
 }
 
 async function request(method: string, path: string, body?: unknown) {
@@ -100,12 +86,6 @@ async function request(method: string, path: string, body?: unknown) {
     parsed = { text };
   }
   return { status: r.status, body: parsed };
-}
-
-async function local<T>(path: 'stats' | 'reset-stats'): Promise<T> {
-  const r = await fetch(`${AWS_ENDPOINT}/_local/${path}`);
-  if (!r.ok) throw new Error(`/_local/${path}: ${r.status}`);
-  return (await r.json()) as T;
 }
 
 async function createProducts(count: number, units: number, label: string) {
@@ -204,12 +184,13 @@ async function settledProducts(products: readonly ProductView[], expected: numbe
 
 /** The counters once the streams have caught up: no table's item writes grew for 2 s (or 120 s passed). */
 async function quiescentStats() {
-  const total = (s: Stats) => Object.values(s.writes).reduce((n, w) => n + w.itemWrites, 0);
+  const read = async () => (await localStats(TARGET))!;
+  const total = (s: LocalStats) => Object.values(s.writes ?? {}).reduce((n, w) => n + w.itemWrites, 0);
   const deadline = Date.now() + 120_000;
-  let last = await local<Stats>('stats');
+  let last = await read();
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    const next = await local<Stats>('stats');
+    const next = await read();
     if (total(next) === total(last) || Date.now() > deadline) return next;
     last = next;
   }
@@ -223,7 +204,7 @@ async function runCase(name: 'spread' | 'hot') {
   const { products, perProduct } = await createProducts(productCount, UNITS, `${name}-${Date.now()}`);
   // Let the creations' stream records be projected before the meter starts.
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  await local('reset-stats');
+  await resetLocalStats(TARGET);
   const outcome = await sale(products, REQUESTS);
   const reserved = outcome.statuses.get(201) ?? 0;
   const views = await settledProducts(products, reserved);
@@ -242,7 +223,7 @@ async function runCase(name: 'spread' | 'hot') {
   );
   const broken = views.filter((v) => v.available + v.reserved + v.sold !== perProduct || v.available < 0);
   const tables = Object.fromEntries(
-    Object.entries(stats.writes).map(([table, w]) => [
+    Object.entries(stats.writes ?? {}).map(([table, w]) => [
       table,
       {
         itemWrites: w.itemWrites,
@@ -310,9 +291,8 @@ async function runCase(name: 'spread' | 'hot') {
 }
 
 async function main() {
-  if (!AWS_ENDPOINT)
-    throw new Error('AWS_ENDPOINT (the local cloud AWS endpoint) is required for the hot-key meter');
-  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(API) || !/^http:\/\/127\.0\.0\.1:\d+$/.test(AWS_ENDPOINT)) {
+  const local = /^http:\/\/127\.0\.0\.1:\d+$/;
+  if (!local.test(TARGET.api) || !local.test(TARGET.awsEndpoint ?? '')) {
     throw new Error('the flash sale runs against 127.0.0.1 only');
   }
   console.log(`machine: ${machine()}`);

@@ -281,6 +281,50 @@ function resourcesSection(run: RunResult, focus: LevelResult | undefined) {
   return out.join('\n');
 }
 
+/**
+ * The hot-key meter's figures: on AWS one partition key takes at most 1,000
+ * write units a second, so the share of a table's writes its hottest key
+ * takes bounds how far the table scales before that key throttles.
+ */
+function hotKeysSection(run: RunResult, focus: LevelResult | undefined) {
+  const level = focus?.stats ? focus : run.levels.filter((l) => l.stats).at(-1);
+  const writes = Object.entries(level?.stats?.writes ?? {}).filter(([, t]) => t.itemWrites > 0);
+  if (!level || writes.length === 0) return 'No counters: the target is not a local cloud.';
+  const pct = (share: number) => `${num(share * 100, 2)}%`;
+  const short = (key: string) => (key.length > 40 ? `${key.slice(0, 37)}…` : key);
+  return [
+    `Item writes per partition key at ${level.metrics.targetRate}/s, from the local cloud’s hot-key meter. On AWS one partition key takes at most 1,000 write units per second (an item written in a transaction costs 2), so a table whose hottest key takes a share *s* of its writes throttles on that key at about 1,000 / *s* item writes per second (500 / *s* transactional).`,
+    '',
+    table(
+      [
+        'table',
+        'item writes',
+        'distinct keys',
+        'hottest key',
+        'its share',
+        'busiest second: writes',
+        'hottest key’s share of it',
+        'most writes on one key in a second',
+      ],
+      writes
+        .sort((a, b) => b[1].itemWrites - a[1].itemWrites)
+        .map(([name, t]) => {
+          const hottest = t.hottestKeys[0];
+          return [
+            name.replace(/[0-9A-F]{8}$/, ''),
+            num(t.itemWrites, 0),
+            num(t.distinctKeys, 0),
+            hottest ? `\`${short(hottest.key)}\`` : '—',
+            hottest ? pct(hottest.share) : '—',
+            num(t.busiestSecond?.writes, 0),
+            t.busiestSecond ? pct(t.busiestSecond.hottestKey.share) : '—',
+            num(t.peakKeySecond?.hottestKey.writes, 0),
+          ];
+        }),
+    ),
+  ].join('\n');
+}
+
 function costSection(run: RunResult, focus: LevelResult | undefined) {
   const withCost = run.levels.filter((l) => l.cost);
   if (withCost.length === 0) return 'n/a (no counters; see above).';
@@ -431,6 +475,10 @@ export function writeReport(dir: string, run: RunResult): string {
     '## Resources',
     '',
     resourcesSection(run, focus),
+    '',
+    '## Hot partition keys',
+    '',
+    hotKeysSection(run, focus),
     '',
     '## Cost per 10,000 transactions',
     '',

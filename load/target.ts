@@ -81,7 +81,7 @@ export interface LocalStats {
     { count: number; billedMs?: number; memoryMb?: number; errors?: number; p95?: number }
   >;
   readonly reads?: Record<string, Record<string, number>>;
-  readonly writes?: Record<string, { itemWrites?: number; operations?: Record<string, number> }>;
+  readonly writes?: Record<string, TableWrites>;
   readonly dynamodb?: Record<
     string,
     {
@@ -102,6 +102,31 @@ export interface LocalStats {
     running?: number;
   };
   readonly deadLetters?: Record<string, number>;
+}
+
+/** One table's item writes as the local cloud's hot-key meter counts them (per partition key). */
+export interface TableWrites {
+  readonly itemWrites: number;
+  readonly distinctKeys: number;
+  readonly operations?: Record<string, number>;
+  /** The five keys with the most writes, and each one's share of the table's writes. */
+  readonly hottestKeys: readonly KeyWrites[];
+  /** The second with the most writes to the table, and its hottest key's share of that second. */
+  readonly busiestSecond?: SecondOfWrites;
+  /** The second in which one key took the most writes. */
+  readonly peakKeySecond?: SecondOfWrites;
+}
+
+export interface KeyWrites {
+  readonly key: string;
+  readonly writes: number;
+  readonly share: number;
+}
+
+export interface SecondOfWrites {
+  readonly second: string;
+  readonly writes: number;
+  readonly hottestKey: KeyWrites;
 }
 
 export interface LocalMemory {

@@ -59,7 +59,11 @@ export function mappingSpecs(
   });
 }
 
-const IDLE_POLL_MS = 500;
+// Every write through the local cloud's AWS endpoint pokes its table's pollers at once, so an idle
+// poll only catches what reached DynamoDB Local some other way. It backs off, because a GetRecords
+// of an idle stream reads DynamoDB Local's stream records of every table since that stream's last.
+const IDLE_POLL_MIN_MS = 500;
+const IDLE_POLL_MAX_MS = 4_000;
 const RETRY_DELAY_MS = 50;
 
 /**
@@ -67,7 +71,8 @@ const RETRY_DELAY_MS = 50;
  * shard, and invokes the function with batches as Lambda does — partial batch
  * failures, bisecting a failing batch, bounded retries, and what still fails
  * sent to the on-failure destination. It polls again as soon as a write to
- * its table is seen, and otherwise every IDLE_POLL_MS.
+ * its table is seen, and otherwise every 0.5 s, backing off to every 4 s
+ * while the stream stays idle.
  */
 export class StreamPoller {
   private stopped = false;
@@ -78,6 +83,8 @@ export class StreamPoller {
   /** The last sequence number delivered per shard, to resume after an iterator goes stale. */
   private readonly delivered = new Map<string, string>();
   private lastError = '';
+  /** Polls in a row that found nothing, for the idle backoff. */
+  private idlePolls = 0;
   private loop?: Promise<void>;
   /** Records delivered and batches that ended in the on-failure destination. */
   readonly stats = { records: 0, batches: 0, failedToDestination: 0 };
@@ -121,11 +128,14 @@ export class StreamPoller {
           this.log(`stream ${this.spec.logicalId}: ${message}`);
         this.lastError = message;
       }
-      if (delivered === 0 && !this.stopped) {
+      if (delivered > 0) this.idlePolls = 0;
+      else if (!this.stopped) {
+        const idleMs = Math.min(IDLE_POLL_MIN_MS * 2 ** this.idlePolls++, IDLE_POLL_MAX_MS);
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, IDLE_POLL_MS);
+          const timer = setTimeout(resolve, idleMs);
           this.wake = () => {
             clearTimeout(timer);
+            this.idlePolls = 0;
             resolve();
           };
         });
