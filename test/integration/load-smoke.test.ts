@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DEFAULT_INVARIANT_OPTIONS } from '../../load/invariants';
 import { PROFILES } from '../../load/profiles';
 import { runProfile } from '../../load/run';
+import type { TableWrites } from '../../load/target';
 import { apiUrl, awsEndpoint } from '../support/api';
 
 describe('load: the smoke profile', () => {
@@ -36,5 +37,15 @@ describe('load: the smoke profile', () => {
     expect(level.cost.totals.STANDARD).toBeGreaterThan(level.cost.totals.EXPRESS);
     const report = readFileSync(outcome.reportFile, 'utf8');
     expect(report).toContain('Result: **passed**');
+    // The hot-key meter counted the level's writes, and the report names each table's hottest key.
+    const [, inventoryEvents] = Object.entries<TableWrites>(level.stats.writes).find(([table]) =>
+      table.startsWith('InventoryEventsTable'),
+    )!;
+    expect(inventoryEvents.itemWrites).toBeGreaterThan(0);
+    const hottest = inventoryEvents.hottestKeys[0]!;
+    expect(hottest.share).toBeGreaterThan(0);
+    expect(report).toContain('## Hot partition keys');
+    const row = report.split('\n').find((line) => line.startsWith('| InventoryEventsTable |'));
+    expect(row).toContain(hottest.key.slice(0, 37));
   }, 90_000);
 });
