@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
-import { type AppendMeta, type Loaded, type PendingAppend, retryOnConflict } from '../shared/event-store';
+import {
+  type AppendMeta,
+  type Loaded,
+  type PendingAppend,
+  retryOnConflict,
+  TRANSACTION_ITEM_LIMIT,
+} from '../shared/event-store';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
 import {
@@ -23,7 +29,7 @@ import {
   sumStock,
   voidReservation,
 } from './domain';
-import { allShards, type InventoryStores } from './store';
+import { allShards, type InventoryStores, isShardAppend } from './store';
 
 /**
  * The inventory commands, shared by the HTTP API, the saga steps and the
@@ -211,6 +217,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         );
       }
       if (outOfStock.length > 0) return { outOfStock };
+      // Confirming the order commits these reservations in one transaction with the order's event and
+      // the payment's check, item for item; an order whose stock is spread over more shards than that
+      // transaction can hold cannot be taken whole, so its spread items count as out of stock.
+      const written = appends.reduce((n, a) => n + a.items.length, 0);
+      if (written + CONFIRMATION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
+        return { outOfStock: spreadProducts(appends) };
+      }
       await append(appends);
       return { reservationIds: ids };
     });
@@ -357,6 +370,18 @@ function shuffled<T>(items: readonly T[]): T[] {
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
+}
+
+/** What confirming an order writes besides its reservations' commits: its own event and the payment's check. */
+const CONFIRMATION_EXTRA_ITEMS = 2;
+
+/** The products whose planned reservation takes from more than one shard. */
+function spreadProducts(appends: readonly PendingAppend[]) {
+  const shardsPerProduct = new Map<string, number>();
+  for (const { productId } of appends.filter(isShardAppend)) {
+    shardsPerProduct.set(productId, (shardsPerProduct.get(productId) ?? 0) + 1);
+  }
+  return [...shardsPerProduct].filter(([, shards]) => shards > 1).map(([productId]) => productId);
 }
 
 /** The saga's reservation id for one product of one order: the same on every retry. */

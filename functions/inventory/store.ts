@@ -29,7 +29,7 @@ export interface ShardAppend extends PendingAppend {
   readonly after: Loaded<Stock>;
 }
 
-const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in a;
+export const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in a;
 
 /**
  * The inventory event store: products, their stock shards and reservations

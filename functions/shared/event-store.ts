@@ -185,6 +185,9 @@ export class AggregateStore<State, E extends DomainEvent> {
   }
 }
 
+/** The most items one `TransactWriteItems` takes. */
+export const TRANSACTION_ITEM_LIMIT = 100;
+
 /**
  * Writes several aggregates' appends all or nothing. One item goes as a plain
  * conditional put; more go in one `TransactWriteItems` (up to 100 items).

@@ -189,6 +189,36 @@ describe('the order saga', () => {
     expect((await get<OrderView>(`/orders/${order.orderId}`)).body).toMatchObject({ status: 'CONFIRMED' });
   });
 
+  test('an order spread over more stock shards than one transaction holds: cancelled OUT_OF_STOCK, nothing charged', async () => {
+    // 25 products of three 1,250-unit shards, each shard left with 250 by a reservation of 1,000: an item
+    // of 700 then takes three shards, so the order's reservations are 25 × (1 + 3) = 100 items, and its
+    // confirmation two more, past TransactWriteItems' 100.
+    const products = await Promise.all(
+      Array.from({ length: 25 }, async () => {
+        const product = await createProduct({ stock: 3_750, priceCents: 1 });
+        for (let shard = 0; shard < 3; shard++) {
+          const held = await post(`/products/${product.productId}/reservations`, { quantity: 1_000 });
+          expect(held.status).toBe(201);
+        }
+        return product;
+      }),
+    );
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const item = (p: { productId: string }) => ({ productId: p.productId, quantity: 700 });
+
+    const refused = await placeAndSettle(customer.customerId, products.map(item));
+    expect(refused).toMatchObject({ status: 'CANCELLED', cancellationReason: 'OUT_OF_STOCK' });
+    expect((await creditOf(customer.customerId)).availableCreditCents).toBe(100_000);
+    for (const p of products) {
+      await settles(() => stockOf(p.productId), { available: 750, reserved: 3_000, sold: 0 });
+    }
+
+    // Twenty such items are 80 items: they fit, and the order goes through.
+    const confirmed = await placeAndSettle(customer.customerId, products.slice(0, 20).map(item));
+    expect(confirmed).toMatchObject({ status: 'CONFIRMED', totalCents: 20 * 700 });
+    await settles(() => stockOf(products[0]!.productId), { available: 50, reserved: 3_000, sold: 700 });
+  }, 60_000);
+
   test("the placing request's correlation id is on every event the saga appends", async () => {
     const customer = await createCustomer({ creditLimitCents: 10_000 });
     const product = await createProduct({ stock: 5, priceCents: 100 });
