@@ -26,11 +26,11 @@
 // and indexes the stream records by stream and by shard (see
 // indexStreamRecords).
 
-import java.io.InputStream;
-import java.io.PrintStream;
 import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteJob;
 import com.almworks.sqlite4java.SQLiteQueue;
+import java.io.InputStream;
+import java.io.PrintStream;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import org.eclipse.jetty.server.Connector;
