@@ -89,6 +89,14 @@ export const orderFold: Fold<OrderState, OrderEvent> = {
   },
 };
 
+/**
+ * An order with an event at this version is final: its events are
+ * `OrderPlaced`, at most one `OrderSagaStarted`, then one `OrderConfirmed` or
+ * `OrderCancelled`, and nothing after (every decision below refuses a final
+ * order). Only an order cancelled before its saga started is final sooner.
+ */
+export const FINAL_FROM_VERSION = 3;
+
 /** Prices the items at placement; prices are looked up by the caller. */
 export function place(command: {
   orderId: string;

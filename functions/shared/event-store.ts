@@ -42,6 +42,7 @@ export interface PendingAppend {
 }
 
 interface EventItem {
+  [indexAttribute: string]: unknown;
   aggregateId: string;
   version: number;
   aggregateType: string;
@@ -55,12 +56,19 @@ interface EventItem {
   foldVersion?: number;
 }
 
+/**
+ * Attributes an event item carries besides the event, for a sparse index of
+ * the table (keys that only some events have). Not part of the event.
+ */
+export type IndexAttributes<State, E> = (event: E, state: State) => Record<string, string> | undefined;
+
 export class AggregateStore<State, E extends DomainEvent> {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     readonly tableName: string,
     readonly aggregateType: string,
     private readonly fold: Fold<State, E>,
+    private readonly indexAttributes?: IndexAttributes<State, E>,
   ) {}
 
   async load(aggregateId: string): Promise<Loaded<State>> {
@@ -137,6 +145,7 @@ export class AggregateStore<State, E extends DomainEvent> {
         occurredAt: meta.now.toISOString(),
         ...(meta.correlationId ? { correlationId: meta.correlationId } : {}),
         ...(i === events.length - 1 ? { state, foldVersion: this.fold.foldVersion } : {}),
+        ...this.indexAttributes?.(event, state),
       };
       return {
         Put: {

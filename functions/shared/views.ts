@@ -1,16 +1,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { documents } from './aws';
 import { logger } from './powertools';
-
-/** Read models live in a service's views table, keyed by `id`. */
-export async function readView<T>(tableName: string, id: string): Promise<T | undefined> {
-  const result = await documents.send(new GetCommand({ TableName: tableName, Key: { id } }));
-  return result.Item as T | undefined;
-}
 
 /**
  * Writes `attributes` to a view item only if `version` is newer than the one
@@ -111,20 +105,4 @@ export function projector(project: (event: EventRecord) => Promise<void>) {
     );
     return { batchItemFailures: failures };
   };
-}
-
-/**
- * Answers a GET from its read model, stripped of the projection's bookkeeping;
- * an aggregate not projected yet is answered by `fallback` from the event
- * store, so a client reads its own write at once.
- */
-export async function readModel<V>(
-  tableName: string,
-  id: string,
-  fallback: () => Promise<V | undefined>,
-): Promise<V | undefined> {
-  const item = await readView<Record<string, unknown>>(tableName, id);
-  if (!item) return fallback();
-  const { id: _id, version: _version, ...view } = item;
-  return view as V;
 }

@@ -23,6 +23,35 @@ export class EventStoreTable extends Construct {
   }
 }
 
+const ITEM_READS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+];
+const ITEM_WRITES = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+
+/**
+ * Grants on a table's items only. The CDK's `grantReadData` of a table with
+ * an index also grants every index (`index/*`); these leave a sparse index
+ * to the one function that queries it.
+ */
+export const grantItemReads = (table: dynamodb.ITable, grantee: iam.IGrantable) =>
+  iam.Grant.addToPrincipal({ grantee, actions: ITEM_READS, resourceArns: [table.tableArn] });
+
+export const grantItemReadWrites = (table: dynamodb.ITable, grantee: iam.IGrantable) =>
+  iam.Grant.addToPrincipal({
+    grantee,
+    actions: [...ITEM_READS, ...ITEM_WRITES],
+    resourceArns: [table.tableArn],
+  });
+
 /**
  * A service's read models, keyed by `id`, written only by its projector.
  * Its grants name the table, or one index of it, never `index/*`: a reader

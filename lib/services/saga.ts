@@ -8,13 +8,14 @@ import {
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { grantItemReads, grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
 import { acknowledgeNag, logicalIdOf } from '../nag';
 import type { StageConfig } from '../stage-config';
 import type { AccountsService } from './accounts';
 import type { InventoryService } from './inventory';
-import { type OrdersService, PENDING_INDEX } from './orders';
+import type { OrdersService } from './orders';
 import type { PaymentsService } from './payments';
 
 export interface OrderSagaProps {
@@ -69,7 +70,7 @@ export class OrderSaga extends Construct {
     payments.events.grantReadWriteData(paymentsSteps);
     accounts.events.grantReadWriteData(paymentsSteps);
     // A refund is skipped for an order that was confirmed after all.
-    orders.events.grantReadData(paymentsSteps);
+    grantItemReads(orders.events, paymentsSteps);
 
     const ordersEnvironment = {
       ORDERS_TABLE: orders.events.tableName,
@@ -78,7 +79,7 @@ export class OrderSaga extends Construct {
       ...inventory.commandEnvironment,
     };
     const ordersSteps = step('OrdersSteps', 'orders/handlers/saga.ts', 'orders', ordersEnvironment);
-    orders.events.grantReadWriteData(ordersSteps);
+    grantItemReadWrites(orders.events, ordersSteps);
     // Confirming an order sells its reservations in the same transaction.
     inventory.events.grantReadWriteData(ordersSteps);
     payments.events.grantReadData(ordersSteps);
@@ -142,14 +143,13 @@ export class OrderSaga extends Construct {
       description: 'Cancels and undoes orders whose saga outlived its deadline',
       environment: {
         ...ordersEnvironment,
-        VIEWS_TABLE: orders.views.table.tableName,
         SWEEPER_GRACE_SECONDS: String(config.sweeperGrace.toSeconds()),
       },
       timeout: Duration.minutes(1),
       onFailure: this.sweepFailures.queue,
     }).fn;
-    orders.events.grantReadWriteData(sweeper);
-    orders.views.grantIndexQuery(sweeper, PENDING_INDEX);
+    grantItemReadWrites(orders.events, sweeper);
+    orders.grantPlacedIndexQuery(sweeper);
     inventory.events.grantReadWriteData(sweeper);
     payments.events.grantReadWriteData(sweeper);
     accounts.events.grantReadWriteData(sweeper);
@@ -158,6 +158,11 @@ export class OrderSaga extends Construct {
       schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [new targets.LambdaFunction(sweeper, scheduledTarget(this.sweepFailures.queue))],
     });
+
+    // The fast path: the placing request starts the saga itself once its append has committed (the
+    // rule above stays the guarantee; BeginSaga's claim keeps one effective execution per order).
+    orders.api.addEnvironment('ORDER_SAGA_ARN', this.stateMachine.stateMachineArn);
+    this.stateMachine.grantStartExecution(orders.api);
 
     // The trace of `GET /orders/{id}/saga` reads this machine's executions.
     const executionKind = config.workflowType === 'EXPRESS' ? 'express' : 'execution';

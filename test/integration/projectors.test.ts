@@ -1,4 +1,6 @@
-// The projector Lambdas (accounts, orders, inventory) against a real DynamoDB
+// The inventory projector Lambda (the one read model left: products' stock
+// summed over shards, and the index of held reservations by expiry; orders,
+// customers and payments are read from their event store) against a real DynamoDB
 // Local of their own, fed DynamoDB stream events built from real event-store
 // items: a repeated batch, batches out of order and a batch of several
 // aggregates all end in the same views.
@@ -6,15 +8,6 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import {
-  type Customer,
-  type CustomerEvent,
-  captureCredit,
-  customerFold,
-  customerView,
-  refundCredit,
-  register,
-} from '../../functions/accounts/domain';
 import {
   createProduct,
   type Product,
@@ -39,17 +32,6 @@ import {
   type ProductViewItem,
   type ShardViewItem,
 } from '../../functions/inventory/view';
-import {
-  beginSaga,
-  cancel,
-  confirm,
-  type Order,
-  type OrderEvent,
-  orderFold,
-  orderView,
-  place,
-} from '../../functions/orders/domain';
-import { PENDING_INDEX, pendingPartition } from '../../functions/orders/view';
 import { AggregateStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
@@ -73,14 +55,12 @@ const savedEnv = { ...process.env };
 
 const DELIVERIES = ['inOrder', 'oneByOne', 'twice', 'newestFirst', 'shuffled'] as const;
 type Delivery = (typeof DELIVERIES)[number];
-const SERVICES = ['accounts', 'orders', 'inventory'] as const;
+const SERVICES = ['inventory'] as const;
 type Service = (typeof SERVICES)[number];
 const tableFor = (service: Service, delivery: Delivery | 'steps') => `${service}-views-${delivery}`;
 
 /** The sparse indexes of the services' views tables, as their constructs define them. */
 const VIEW_INDEXES: Record<Service, { name: string; partition: string; sort: string } | undefined> = {
-  accounts: undefined,
-  orders: { name: PENDING_INDEX, partition: 'pendingPartition', sort: 'deadline' },
   inventory: { name: EXPIRY_INDEX, partition: 'expiryPartition', sort: 'expiresAt' },
 };
 
@@ -118,16 +98,7 @@ async function createViewsTable(name: string, service: Service) {
   );
 }
 
-/** The ids a sparse index lists, over all its partitions. */
-async function indexed(service: Service, table: string): Promise<string[]> {
-  const index = VIEW_INDEXES[service]!;
-  const { Items = [] } = await documents.send(new ScanCommand({ TableName: table, IndexName: index.name }));
-  return Items.map((i) => String(i.id)).sort();
-}
-
 const HANDLER_MODULES: Record<Service, string> = {
-  accounts: '../../functions/accounts/handlers/projector',
-  orders: '../../functions/orders/handlers/projector',
   inventory: '../../functions/inventory/handlers/projector',
 };
 
@@ -306,180 +277,7 @@ async function expectSameViewsEveryWay(service: Service) {
 
 const viewOf = (views: Record<string, unknown>[], id: string) => views.find((v) => v.id === id);
 
-// ---- accounts --------------------------------------------------------------------
-
-describe('accounts projector', () => {
-  function customerHistory(n: number) {
-    const customerId = `cus_${String(n).padStart(32, '0')}`;
-    const registered = register({
-      customerId,
-      name: `Customer ${n}`,
-      email: `c${n}@example.com`,
-      creditLimitCents: 10_000,
-      now: T0,
-    });
-    let customer = foldEvents(customerFold, null, registered) as Customer;
-    const appends: CustomerEvent[][] = [registered];
-    for (const [k, amountCents] of [1_000 * n, 2_500, 500].entries()) {
-      const decision = captureCredit(customer, {
-        paymentId: `pay_${n}${k}`,
-        orderId: `ord_${n}${k}`,
-        amountCents,
-      });
-      if (!decision.accepted) throw new Error('capture declined');
-      appends.push(decision.events);
-      customer = foldEvents(customerFold, customer, decision.events) as Customer;
-    }
-    appends.push(refundCredit({ paymentId: `pay_${n}1`, orderId: `ord_${n}1`, amountCents: 2_500 }));
-    return { customerId, ...appendsOf('Customer', customerFold, customerId, appends) };
-  }
-
-  const customers = [1, 2, 3].map(customerHistory);
-  // One batch of several aggregates, their records interleaved.
-  const interleaved = customers[0]!.items.flatMap((_, v) => customers.map((c) => c.items[v]!));
-
-  it('a batch of several customers ends in each one view, whichever way it is delivered', async () => {
-    await deliverEveryWay('accounts', interleaved);
-    const views = await expectSameViewsEveryWay('accounts');
-    expect(views).toHaveLength(3);
-    for (const c of customers) {
-      expect(viewOf(views, c.customerId)).toEqual({
-        id: c.customerId,
-        version: 5,
-        ...customerView(c.state as Customer),
-      });
-    }
-    // 10,000 limit, captured n*1,000 + 2,500 + 500, refunded 2,500.
-    expect(customers.map((c) => viewOf(views, c.customerId)!.availableCreditCents)).toEqual([
-      8_500, 7_500, 6_500,
-    ]);
-  });
-
-  it('a late older record does not overwrite a newer view; removal records are ignored', async () => {
-    const handler = projectorFor('accounts', 'steps');
-    const c = customers[0]!;
-    await feed(handler, c.items.slice(3));
-    const newest = (await scan(tableFor('accounts', 'steps'))).find((v) => v.id === c.customerId);
-    expect(newest).toMatchObject({ version: 5, availableCreditCents: 8_500 });
-    // Older, then a batch of an older record and a removal.
-    await feed(handler, c.items.slice(0, 3));
-    expect(await handler({ Records: [insert(c.items[1]!), removal(c.items[4]!)] })).toEqual({
-      batchItemFailures: [],
-    });
-    expect((await scan(tableFor('accounts', 'steps'))).find((v) => v.id === c.customerId)).toEqual(newest);
-  });
-});
-
-// ---- orders ----------------------------------------------------------------------
-
-describe('orders projector', () => {
-  const prices = new Map([
-    ['prd_a', 1_250],
-    ['prd_b', 999],
-  ]);
-  /** Placed, its saga claimed by an execution, then confirmed, cancelled or still pending. */
-  function orderHistory(n: number, outcome: 'confirm' | 'cancel' | 'pending') {
-    const orderId = `ord_${String(n).padStart(32, '0')}`;
-    const placed = place({
-      orderId,
-      customerId: 'cus_1',
-      items: [
-        { productId: 'prd_a', quantity: n },
-        { productId: 'prd_b', quantity: 1 },
-      ],
-      prices,
-      sagaDeadlineSeconds: 30,
-      now: T0,
-    });
-    let order = foldEvents(orderFold, null, placed) as Order;
-    const started = beginSaga(order, `arn:aws:states:us-east-1:000000000000:execution:saga:${n}`).events;
-    order = foldEvents(orderFold, order, started) as Order;
-    const appends: OrderEvent[][] = [placed, started];
-    if (outcome === 'confirm') appends.push(confirm(order, `pay_${n}`, at(5)) as OrderEvent[]);
-    if (outcome === 'cancel') appends.push(cancel(order, 'PAYMENT_DECLINED', at(5)));
-    return { orderId, ...appendsOf('Order', orderFold, orderId, appends) };
-  }
-
-  const orders = [orderHistory(1, 'confirm'), orderHistory(2, 'cancel'), orderHistory(3, 'pending')];
-  const [confirmedOrder, cancelledOrder, pendingOrder] = orders as [
-    (typeof orders)[number],
-    (typeof orders)[number],
-    (typeof orders)[number],
-  ];
-
-  beforeAll(async () => {
-    // One batch of several aggregates, their records interleaved, each aggregate's in order.
-    const versions = Math.max(...orders.map((o) => o.items.length));
-    const interleaved = Array.from({ length: versions }, (_, v) => orders.flatMap((o) => o.items[v] ?? []));
-    await deliverEveryWay('orders', interleaved.flat());
-  });
-
-  it('a batch of several orders ends in each one view, whichever way it is delivered', async () => {
-    for (const delivery of DELIVERIES) {
-      const views = await scan(tableFor('orders', delivery));
-      expect(views).toHaveLength(3);
-      for (const o of orders) {
-        const order = o.state as Order;
-        expect({ delivery, view: viewOf(views, o.orderId) }).toMatchObject({
-          delivery,
-          view: {
-            id: o.orderId,
-            version: o.items.length,
-            ...orderView(order),
-            sagaExecutionArn: order.sagaExecutionArn,
-          },
-        });
-      }
-      expect(orders.map((o) => viewOf(views, o.orderId)!.status)).toEqual([
-        'CONFIRMED',
-        'CANCELLED',
-        'PENDING',
-      ]);
-      expect(viewOf(views, confirmedOrder.orderId)!.totalCents).toBe(1 * 1_250 + 999);
-    }
-  });
-
-  it('only the pending order is in the pending-by-deadline index, whichever way it is delivered', async () => {
-    for (const delivery of DELIVERIES) {
-      const views = await scan(tableFor('orders', delivery));
-      expect({ delivery, view: viewOf(views, pendingOrder.orderId) }).toMatchObject({
-        delivery,
-        view: {
-          pendingPartition: pendingPartition(pendingOrder.orderId),
-          deadline: (pendingOrder.state as Order).deadline,
-        },
-      });
-      for (const o of [confirmedOrder, cancelledOrder]) {
-        expect({ delivery, view: viewOf(views, o.orderId) }).toEqual({
-          delivery,
-          view: expect.not.objectContaining({ pendingPartition: expect.anything() }),
-        });
-      }
-      expect({ delivery, indexed: await indexed('orders', tableFor('orders', delivery)) }).toEqual({
-        delivery,
-        indexed: [pendingOrder.orderId],
-      });
-    }
-  });
-
-  it('every delivery order ends in the very same view items', async () => {
-    await expectSameViewsEveryWay('orders');
-  });
-
-  it('newer first, then older: the view stays at the newer version', async () => {
-    const handler = projectorFor('orders', 'steps');
-    const o = confirmedOrder;
-    await feed(handler, [o.items[2]!]);
-    await feed(handler, [o.items[0]!]);
-    await feed(handler, [o.items[1]!]);
-    const [view] = await scan(tableFor('orders', 'steps'));
-    expect(view).toMatchObject({ id: o.orderId, version: 3, status: 'CONFIRMED', paymentId: 'pay_1' });
-    expect(view).not.toHaveProperty('pendingPartition');
-    expect(await indexed('orders', tableFor('orders', 'steps'))).toEqual([]);
-  });
-});
-
-// ---- inventory -------------------------------------------------------------------
+// ---- inventory ----------------------------------------------------------------------
 
 describe('inventory projector', () => {
   const productId = `prd_${'7'.repeat(32)}`;
@@ -641,6 +439,14 @@ describe('inventory projector', () => {
     const after = viewOf(await scan(table), reservationId);
     expect(after).toEqual(released);
     expect(await heldIds(table)).toEqual([]);
+  });
+
+  it('removal records change nothing (the stream also carries them)', async () => {
+    const table = tableFor('inventory', 'steps');
+    const before = await scan(table);
+    const response = await projectorFor('inventory', 'steps')({ Records: allItems.map(removal) });
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await scan(table)).toEqual(before);
   });
 
   it('released delivered before placed: never indexed as held', async () => {

@@ -1,15 +1,12 @@
 import { z } from 'zod';
-import { env } from '../../shared/aws';
 import { notFound } from '../../shared/errors';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId, newId } from '../../shared/ids';
-import { readModel } from '../../shared/views';
 import { customerView, register } from '../domain';
 import { customers } from '../store';
 
 const store = customers();
-const VIEWS_TABLE = env('VIEWS_TABLE');
 
 const RegisterCustomer = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -33,11 +30,9 @@ export const handler = httpHandler({
   'GET /customers/{customerId}': async ({ pathParameters }) => {
     const id = pathParameters.customerId;
     if (!isId('cus', id)) throw notFound('customer', String(id));
-    const customer = await readModel(VIEWS_TABLE, id, async () => {
-      const { state } = await store.load(id);
-      return state ? customerView(state) : undefined;
-    });
-    if (!customer) throw notFound('customer', id);
-    return json(200, customer);
+    // The newest event item carries the customer's state: read-your-writes, no read model.
+    const { state } = await store.load(id);
+    if (!state) throw notFound('customer', id);
+    return json(200, customerView(state));
   },
 });

@@ -3,6 +3,7 @@ import {
   GetExecutionHistoryCommand,
   type HistoryEvent,
   SFNClient,
+  StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { z } from 'zod';
 import { customers } from '../../accounts/store';
@@ -12,9 +13,8 @@ import { ClientError, notFound } from '../../shared/errors';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId, newId } from '../../shared/ids';
-import { traced } from '../../shared/powertools';
-import { readModel } from '../../shared/views';
-import { type Order, orderView, place } from '../domain';
+import { logger, traced } from '../../shared/powertools';
+import { orderView, place } from '../domain';
 import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
 
@@ -35,8 +35,46 @@ async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
 }
 const accounts = customers();
 const inventory = inventoryStores();
-const VIEWS_TABLE = env('VIEWS_TABLE');
 const SAGA_DEADLINE_SECONDS = Number(env('SAGA_DEADLINE_SECONDS'));
+const ORDER_SAGA_ARN = env('ORDER_SAGA_ARN');
+
+/**
+ * The saga's fast path: once the order's append has committed, the request
+ * starts its execution itself, named after the order (a STANDARD machine
+ * answers a repeat with the same execution). `OrderPlaced` reaching the bus
+ * through the stream stays the guarantee; whichever execution claims the
+ * order first at BeginSaga runs the saga, the other stops there. A failure
+ * here is only logged: the order is placed either way.
+ */
+async function startSaga(orderId: string, correlationId: string) {
+  try {
+    await stepFunctions.send(
+      new StartExecutionCommand({
+        stateMachineArn: ORDER_SAGA_ARN,
+        name: orderId,
+        // The shape BeginSaga reads from the bus's OrderPlaced event.
+        input: JSON.stringify({
+          source: 'commerce.orders',
+          'detail-type': 'OrderPlaced',
+          detail: { data: { orderId }, correlationId },
+        }),
+      }),
+    );
+  } catch (error) {
+    logger.warn('saga not started by the request; the OrderPlaced event will start it', {
+      orderId,
+      error: error as Error,
+    });
+  }
+}
+
+/** An order as its newest event item holds it: read-your-writes, no read model. */
+async function loadOrder(orderId: string) {
+  if (!isId('ord', orderId)) throw notFound('order', String(orderId));
+  const { state } = await orders.load(orderId);
+  if (!state) throw notFound('order', orderId);
+  return state;
+}
 
 const PlaceOrder = z.strictObject({
   customerId: z.string().min(1).max(128),
@@ -76,6 +114,7 @@ export const handler = httpHandler({
       const orderId = newId('ord');
       const events = place({ orderId, ...input, prices, sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS, now });
       const order = (await orders.append(orderId, 0, events, null, { now, correlationId }))!;
+      await startSaga(orderId, correlationId);
       return json(
         202,
         { orderId, status: order.status, totalCents: order.totalCents },
@@ -84,29 +123,12 @@ export const handler = httpHandler({
     },
   ),
 
-  'GET /orders/{orderId}': async ({ pathParameters }) => {
-    const id = pathParameters.orderId;
-    if (!isId('ord', id)) throw notFound('order', String(id));
-    const order = await readModel<Order>(
-      VIEWS_TABLE,
-      id,
-      async () => (await orders.load(id)).state ?? undefined,
-    );
-    if (!order) throw notFound('order', id);
-    return json(200, orderView(order));
-  },
+  'GET /orders/{orderId}': async ({ pathParameters }) =>
+    json(200, orderView(await loadOrder(String(pathParameters.orderId)))),
 
   'GET /orders/{orderId}/saga': async ({ pathParameters }) => {
-    const orderId = pathParameters.orderId;
-    if (!isId('ord', orderId)) throw notFound('order', String(orderId));
-    const order = await readModel<Order>(
-      VIEWS_TABLE,
-      orderId,
-      async () => (await orders.load(orderId)).state ?? undefined,
-    );
-    if (!order) throw notFound('order', orderId);
-    // The view may lag the saga's first step; the event store has the execution as soon as it is claimed.
-    const executionArn = order.sagaExecutionArn ?? (await orders.load(orderId)).state?.sagaExecutionArn;
+    const orderId = String(pathParameters.orderId);
+    const { sagaExecutionArn: executionArn } = await loadOrder(orderId);
     if (!executionArn)
       throw new ClientError(404, 'NOT_FOUND', `the saga of order ${orderId} has not started yet`);
     const [execution, history] = await Promise.all([

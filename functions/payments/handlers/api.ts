@@ -1,23 +1,19 @@
-import { env } from '../../shared/aws';
 import { notFound } from '../../shared/errors';
 import { httpHandler, json } from '../../shared/http';
 import { isId } from '../../shared/ids';
-import { readModel } from '../../shared/views';
 import { paymentView } from '../domain';
 import { paymentsStore } from '../store';
 
 const payments = paymentsStore();
-const VIEWS_TABLE = env('VIEWS_TABLE');
 
 export const handler = httpHandler({
   'GET /payments/{paymentId}': async ({ pathParameters }) => {
     const id = pathParameters.paymentId;
     if (!isId('pay', id)) throw notFound('payment', String(id));
-    const payment = await readModel(VIEWS_TABLE, id, async () => {
-      const { state } = await payments.load(id);
-      return state && state.status !== 'VOIDED' ? paymentView(state) : undefined;
-    });
-    if (!payment) throw notFound('payment', id);
-    return json(200, payment);
+    // The newest event item carries the payment's state: read-your-writes, no read model.
+    // A voided payment is the saga's marker that none may be captured: not a payment to show.
+    const { state } = await payments.load(id);
+    if (!state || state.status === 'VOIDED') throw notFound('payment', id);
+    return json(200, paymentView(state));
   },
 });
