@@ -1,5 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import {
+  DescribeExecutionCommand,
+  GetExecutionHistoryCommand,
+  ListExecutionsCommand,
+  ListStateMachinesCommand,
+  SFNClient,
+} from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { paymentIdFor } from '../../functions/payments/domain';
 import {
@@ -134,6 +141,48 @@ describe('the order saga', () => {
       status: 'SUCCEEDED',
       attempts: 3,
     });
+  });
+
+  test('both start paths fire: the request starts an execution named after the order, the bus another, and only one runs the saga', async () => {
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1000 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 3 }]);
+    expect(order.status).toBe('CONFIRMED');
+
+    const sfn = new SFNClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const [machine] = (await sfn.send(new ListStateMachinesCommand({}))).stateMachines ?? [];
+    const executionsOfOrder = async () => {
+      const { executions = [] } = await sfn.send(
+        new ListExecutionsCommand({ stateMachineArn: machine!.stateMachineArn, maxResults: 1000 }),
+      );
+      const described = await Promise.all(
+        executions.map((e) => sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn }))),
+      );
+      return described.filter((d) => JSON.parse(d.input ?? '{}').detail?.data?.orderId === order.orderId);
+    };
+    // The bus's execution comes through the stream and the relay, a little after the request's.
+    const executions = await eventually(
+      executionsOfOrder,
+      (all) => all.length === 2 && all.every((e) => e.status === 'SUCCEEDED'),
+    );
+    expect(executions.filter((e) => e.name === order.orderId)).toHaveLength(1);
+    const owner = (await get<{ executionArn: string }>(`/orders/${order.orderId}/saga`)).body.executionArn;
+    const other = executions.find((e) => e.executionArn !== owner)!;
+    const { events = [] } = await sfn.send(
+      new GetExecutionHistoryCommand({ executionArn: other.executionArn }),
+    );
+    const entered = events.flatMap((e) =>
+      e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : [],
+    );
+    expect(entered).toEqual(['BeginSaga', 'IsFirstExecution', 'AlreadyRunningElsewhere']);
+    // One effect: 3 units sold, 3,000 cents captured, once.
+    expect(await stockOf(product.productId)).toMatchObject({ available: 7, reserved: 0, sold: 3 });
+    expect((await creditOf(customer.customerId)).availableCreditCents).toBe(7_000);
+    sfn.destroy();
   });
 
   test('OrderPlaced delivered twice and a step retried after it succeeded: one effect each', async () => {
