@@ -185,10 +185,16 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     items: readonly { productId: string; quantity: number }[],
     meta: AppendMeta,
     ttlSeconds: number,
+    /** The saga's claim of the order was just made: none of its reservations can exist yet. */
+    justClaimed = false,
   ): Promise<{ reservationIds: string[] } | { outOfStock: string[] }> {
     const ids = items.map((i) => sagaReservationId(orderId, i.productId));
+    let firstAttempt = true;
     return retryOnConflict(async () => {
-      const existing = await Promise.all(ids.map((id) => reservations.load(id)));
+      // After a lost race, look: another writer may have made or voided them.
+      const existing =
+        justClaimed && firstAttempt ? [] : await Promise.all(ids.map((id) => reservations.load(id)));
+      firstAttempt = false;
       if (existing.some((e) => e.state)) return { reservationIds: ids };
       const expiresAt = new Date(meta.now.getTime() + ttlSeconds * 1000);
       const appends: PendingAppend[] = [];

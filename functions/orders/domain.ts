@@ -46,6 +46,8 @@ export type OrderEvent =
       { orderId: string; reason: CancellationReason; paymentId?: string; cancelledAt: string }
     >;
 
+export type OrderPlaced = Extract<OrderEvent, { type: 'OrderPlaced' }>;
+
 export const orderFold: Fold<OrderState, OrderEvent> = {
   foldVersion: 1,
   initial: null,
@@ -105,7 +107,7 @@ export function place(command: {
   prices: ReadonlyMap<string, number>;
   sagaDeadlineSeconds: number;
   now: Date;
-}): OrderEvent[] {
+}): [OrderPlaced] {
   const items = command.items.map((i) => ({
     productId: i.productId,
     quantity: i.quantity,

@@ -13,8 +13,8 @@ export interface SagaStepInput {
   readonly deadline: string;
   readonly correlationId?: string;
   readonly reason?: string;
-  /** BeginSaga's input: the OrderPlaced event as the bus delivered it, carrying the correlation id. */
-  readonly placed?: { readonly correlationId?: string };
+  /** The execution running the step: the claim of the order names it. */
+  readonly executionArn?: string;
 }
 
 /**
@@ -45,7 +45,7 @@ export function sagaSteps(steps: Record<string, (input: SagaStepInput, now: Date
     const step = steps[input.action];
     if (!step) throw new Error(`unknown saga action ${input.action}`);
     logger.appendKeys({
-      correlationId: input.correlationId ?? input.placed?.correlationId,
+      correlationId: input.correlationId,
       orderId: input.orderId,
       step: input.action,
     });

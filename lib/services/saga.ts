@@ -54,13 +54,13 @@ export class OrderSaga extends Construct {
         timeout: Duration.seconds(10),
       }).fn;
 
-    const inventorySteps = step(
-      'InventorySteps',
-      'inventory/handlers/saga.ts',
-      'inventory',
-      inventory.commandEnvironment,
-    );
+    const inventorySteps = step('InventorySteps', 'inventory/handlers/saga.ts', 'inventory', {
+      ...inventory.commandEnvironment,
+      ORDERS_TABLE: orders.events.tableName,
+    });
     inventory.events.grantReadWriteData(inventorySteps);
+    // Its first step claims the order for the execution before reserving.
+    grantItemReadWrites(orders.events, inventorySteps);
 
     const paymentsSteps = step('PaymentsSteps', 'payments/handlers/saga.ts', 'payments', {
       PAYMENTS_TABLE: payments.events.tableName,
@@ -160,7 +160,7 @@ export class OrderSaga extends Construct {
     });
 
     // The fast path: the placing request starts the saga itself once its append has committed (the
-    // rule above stays the guarantee; BeginSaga's claim keeps one effective execution per order).
+    // rule above stays the guarantee; ReserveStock's claim keeps one effective execution per order).
     orders.api.addEnvironment('ORDER_SAGA_ARN', this.stateMachine.stateMachineArn);
     this.stateMachine.grantStartExecution(orders.api);
 

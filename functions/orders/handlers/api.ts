@@ -14,7 +14,7 @@ import { httpHandler, integer, json, requireBody, validate } from '../../shared/
 import { idempotentCommand } from '../../shared/idempotency';
 import { isId, newId } from '../../shared/ids';
 import { logger, traced } from '../../shared/powertools';
-import { orderView, place } from '../domain';
+import { type OrderPlaced, orderView, place } from '../domain';
 import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
 
@@ -43,21 +43,18 @@ const ORDER_SAGA_ARN = env('ORDER_SAGA_ARN');
  * starts its execution itself, named after the order (a STANDARD machine
  * answers a repeat with the same execution). `OrderPlaced` reaching the bus
  * through the stream stays the guarantee; whichever execution claims the
- * order first at BeginSaga runs the saga, the other stops there. A failure
+ * order first at ReserveStock runs the saga, the other stops there. A failure
  * here is only logged: the order is placed either way.
  */
-async function startSaga(orderId: string, correlationId: string) {
+async function startSaga(placed: OrderPlaced, correlationId: string) {
+  const orderId = placed.data.orderId;
   try {
     await stepFunctions.send(
       new StartExecutionCommand({
         stateMachineArn: ORDER_SAGA_ARN,
         name: orderId,
-        // The shape BeginSaga reads from the bus's OrderPlaced event.
-        input: JSON.stringify({
-          source: 'commerce.orders',
-          'detail-type': 'OrderPlaced',
-          detail: { data: { orderId }, correlationId },
-        }),
+        // The part of the bus's OrderPlaced event that the saga reads.
+        input: JSON.stringify({ detail: { type: placed.type, data: placed.data, correlationId } }),
       }),
     );
   } catch (error) {
@@ -114,7 +111,7 @@ export const handler = httpHandler({
       const orderId = newId('ord');
       const events = place({ orderId, ...input, prices, sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS, now });
       const order = (await orders.append(orderId, 0, events, null, { now, correlationId }))!;
-      await startSaga(orderId, correlationId);
+      await startSaga(events[0], correlationId);
       return json(
         202,
         { orderId, status: order.status, totalCents: order.totalCents },

@@ -7,7 +7,7 @@ import { documents } from '../../shared/aws';
 import { appendAtomically, retryOnConflict } from '../../shared/event-store';
 import { metrics } from '../../shared/powertools';
 import { assertBeforeDeadline, SagaError, type SagaStepInput, sagaSteps } from '../../shared/saga';
-import { beginSaga, type CancellationReason, cancel, confirm, type Order } from '../domain';
+import { type CancellationReason, cancel, confirm, type Order } from '../domain';
 import { ordersStore } from '../store';
 
 const orders = ordersStore();
@@ -38,31 +38,11 @@ function recordOutcome(
 }
 
 /**
- * The saga's order steps: claim the saga for one execution, confirm the order
- * (its reservations become sold stock in the same transaction), or cancel it
- * with its reason.
+ * The saga's order steps: confirm the order (its reservations become sold
+ * stock in the same transaction), or cancel it with its reason. (The claim of
+ * the order for one execution is made by the first step, ReserveStock.)
  */
 export const handler = sagaSteps({
-  begin: (input, now) =>
-    retryOnConflict(async () => {
-      // The OrderPlaced event as the bus delivered it: its correlation id is the placing request's.
-      const { executionArn } = input as unknown as { executionArn: string };
-      const correlationId = input.placed?.correlationId ?? input.orderId;
-      const { state, version } = await loadOrder(input.orderId);
-      const decision = beginSaga(state, executionArn);
-      await orders.append(input.orderId, version, decision.events, state, { now, correlationId });
-      if (decision.events.length > 0) {
-        metrics.addMetric('SagaStarted', 'Count', 1);
-        metrics.publishStoredMetrics();
-      }
-      const { orderId, customerId, items, totalCents, deadline } = state;
-      return {
-        proceed: decision.proceed,
-        order: { orderId, customerId, items, totalCents, deadline },
-        correlationId,
-      };
-    }),
-
   confirm: (input, now) =>
     retryOnConflict(async () => {
       const { state, version } = await loadOrder(input.orderId);
@@ -96,6 +76,9 @@ export const handler = sagaSteps({
     const meta = { now, correlationId: input.correlationId };
     const cancelled = await retryOnConflict(async () => {
       const { state, version } = await loadOrder(input.orderId);
+      // An execution that lost the claim (it failed before learning so) leaves the owner's saga alone.
+      if (state.sagaExecutionArn !== undefined && state.sagaExecutionArn !== input.executionArn)
+        return { status: state.status, reason: undefined, owner: false };
       const reason = input.reason as CancellationReason;
       const payment = await payments.load(paymentIdFor(input.orderId));
       const paymentId =
@@ -103,11 +86,12 @@ export const handler = sagaSteps({
       const events = cancel(state, reason, now, paymentId);
       await orders.append(input.orderId, version, events, state, meta);
       if (events.length > 0) recordOutcome(state, 'Cancelled', now, reason);
-      return { status: state.status === 'CONFIRMED' ? 'CONFIRMED' : 'CANCELLED', reason };
+      return { status: state.status === 'CONFIRMED' ? 'CONFIRMED' : 'CANCELLED', reason, owner: true };
     });
     // A cancelled order holds no stock, whichever path led here (out of stock skips ReleaseStock):
     // what is still held is released, and what was never made is voided so it cannot land later.
-    if (cancelled.status === 'CANCELLED') await inventory.releaseForOrder(input.orderId, input.items, meta);
+    if (cancelled.owner && cancelled.status === 'CANCELLED')
+      await inventory.releaseForOrder(input.orderId, input.items, meta);
     return cancelled;
   },
 });
