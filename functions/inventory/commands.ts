@@ -7,6 +7,7 @@ import {
   retryOnConflict,
   TRANSACTION_ITEM_LIMIT,
 } from '../shared/event-store';
+import { foldEvents } from '../shared/events';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
 import {
@@ -187,7 +188,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     ttlSeconds: number,
     /** The saga's claim of the order was just made: none of its reservations can exist yet. */
     justClaimed = false,
-  ): Promise<{ reservationIds: string[] } | { outOfStock: string[] }> {
+  ): Promise<{ reservationIds: string[]; reserved: HeldReservation[] } | { outOfStock: string[] }> {
     const ids = items.map((i) => sagaReservationId(orderId, i.productId));
     let firstAttempt = true;
     return retryOnConflict(async () => {
@@ -195,7 +196,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       const existing =
         justClaimed && firstAttempt ? [] : await Promise.all(ids.map((id) => reservations.load(id)));
       firstAttempt = false;
-      if (existing.some((e) => e.state)) return { reservationIds: ids };
+      if (existing.some((e) => e.state)) {
+        const reserved = existing.flatMap((e) =>
+          e.state?.status === 'RESERVED' ? [{ state: e.state, version: e.version }] : [],
+        );
+        return { reservationIds: ids, reserved };
+      }
+      const reserved: HeldReservation[] = [];
       const expiresAt = new Date(meta.now.getTime() + ttlSeconds * 1000);
       const appends: PendingAppend[] = [];
       const outOfStock: string[] = [];
@@ -221,6 +228,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
           reservations.pending(ids[n]!, 0, decision.reservation, null, meta),
           ...shardAppends(item.productId, decision.shards, planned.loaded, meta),
         );
+        reserved.push({ state: foldEvents(reservationFold, null, decision.reservation)!, version: 1 });
       }
       if (outOfStock.length > 0) return { outOfStock };
       // Confirming the order commits these reservations in one transaction with the order's event and
@@ -231,7 +239,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         return { outOfStock: spreadProducts(appends) };
       }
       await append(appends);
-      return { reservationIds: ids };
+      return { reservationIds: ids, reserved };
     });
   }
 
@@ -268,11 +276,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     orderId: string,
     items: readonly { productId: string }[],
     meta: AppendMeta,
+    /** The reservations as the saga's ReserveStock made them: not read again (a stale one fails the append). */
+    known?: readonly HeldReservation[],
   ): Promise<PendingAppend[] | undefined> {
     const appends: PendingAppend[] = [];
     for (const item of items) {
       const id = sagaReservationId(orderId, item.productId);
-      const loaded = await reservations.load(id);
+      const loaded = known?.find((r) => r.state.reservationId === id) ?? (await reservations.load(id));
       if (!loaded.state) return undefined;
       const decided = commit(loaded.state, meta.now);
       if (!decided.ok) return undefined;
@@ -335,6 +345,12 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     releaseForOrder,
     commitAppendsForOrder,
   };
+}
+
+/** A reservation still held, at its version: what the saga hands from ReserveStock to ConfirmOrder. */
+export interface HeldReservation {
+  readonly state: Reservation;
+  readonly version: number;
 }
 
 export interface InventorySettings {

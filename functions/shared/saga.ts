@@ -1,3 +1,4 @@
+import type { HeldReservation } from '../inventory/commands';
 import { logger, metrics } from './powertools';
 
 /** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
@@ -15,6 +16,11 @@ export interface SagaStepInput {
   readonly reason?: string;
   /** The execution running the step: the claim of the order names it. */
   readonly executionArn?: string;
+  /** ConfirmOrder's input: what ReserveStock and CapturePayment wrote, so that it need not read them again. */
+  readonly known?: {
+    readonly paymentVersion: number;
+    readonly reserved: readonly HeldReservation[];
+  };
 }
 
 /**

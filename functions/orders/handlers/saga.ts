@@ -20,6 +20,16 @@ async function loadOrder(orderId: string) {
   return { state: loaded.state, version: loaded.version };
 }
 
+async function capturedPaymentVersion(paymentId: string) {
+  const payment = await payments.load(paymentId);
+  if (payment.state?.status !== 'CAPTURED')
+    throw new SagaError(
+      'ConfirmationFailed',
+      `payment ${paymentId} is ${payment.state?.status ?? 'missing'}`,
+    );
+  return payment.version;
+}
+
 /** EMF metrics of a saga's outcome: how many, why, and how long from placement. */
 function recordOutcome(
   order: Order,
@@ -43,8 +53,13 @@ function recordOutcome(
  * the order for one execution is made by the first step, ReserveStock.)
  */
 export const handler = sagaSteps({
-  confirm: (input, now) =>
-    retryOnConflict(async () => {
+  confirm: (input, now) => {
+    // What the earlier steps wrote, from the saga's state: trusted on the first attempt only (a stale
+    // version fails the transaction, and the attempts after a lost race read everything again).
+    let known = input.known;
+    return retryOnConflict(async () => {
+      const trusted = known;
+      known = undefined;
       const { state, version } = await loadOrder(input.orderId);
       if (state.status === 'CONFIRMED') return { status: state.status };
       assertBeforeDeadline(input, now);
@@ -52,25 +67,26 @@ export const handler = sagaSteps({
       const events = confirm(state, paymentId, now);
       if (events === 'CANNOT_CONFIRM')
         throw new SagaError('ConfirmationFailed', `order ${input.orderId} is ${state.status}`);
-      // Confirmation is conditional on the payment as read: a refund landing meanwhile fails it.
-      const payment = await payments.load(paymentId);
-      if (payment.state?.status !== 'CAPTURED')
-        throw new SagaError(
-          'ConfirmationFailed',
-          `payment ${paymentId} is ${payment.state?.status ?? 'missing'}`,
-        );
+      // Confirmation is conditional on the payment as captured: a refund landing meanwhile fails it.
+      const paymentVersion = trusted?.paymentVersion ?? (await capturedPaymentVersion(paymentId));
       const meta = { now, correlationId: input.correlationId };
-      const commits = await inventory.commitAppendsForOrder(input.orderId, input.items, meta);
+      const commits = await inventory.commitAppendsForOrder(
+        input.orderId,
+        input.items,
+        meta,
+        trusted?.reserved,
+      );
       if (!commits)
         throw new SagaError('ConfirmationFailed', `a reservation of ${input.orderId} is no longer held`);
       await appendAtomically(documents, [
         orders.pending(input.orderId, version, events, state, meta),
-        payments.unchanged(paymentId, payment.version),
+        payments.unchanged(paymentId, paymentVersion),
         ...commits,
       ]);
       recordOutcome(state, 'Confirmed', now);
       return { status: 'CONFIRMED' };
-    }),
+    });
+  },
 
   cancel: async (input: SagaStepInput, now) => {
     const meta = { now, correlationId: input.correlationId };

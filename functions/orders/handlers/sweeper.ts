@@ -1,10 +1,4 @@
-import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  GetCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { inventoryCommands } from '../../inventory/commands';
 import { inventorySettings } from '../../inventory/settings';
 import { inventoryStores } from '../../inventory/store';
@@ -21,59 +15,43 @@ const refundPayment = refundPayments();
 const ORDERS_TABLE = orders.tableName;
 /** A saga gets this long past its deadline to finish on its own before the sweeper steps in. */
 const GRACE_MS = Number(env('SWEEPER_GRACE_SECONDS')) * 1000;
-/** Where a sweeper with no cursor yet starts: orders older than this are not looked at. */
-const FIRST_LOOKBACK_MS = 60 * 60 * 1000;
-/** The sweeper's cursor: an item outside every aggregate (version 0 is never an event). */
-const CURSOR_KEY = { [KEY.partition]: '_sweeper', [KEY.sort]: 0 };
+/**
+ * How far back each sweep looks: twice the schedule's rate, so that a sweep
+ * that runs late still meets the one before it.
+ */
+const WINDOW_MS = 2 * 60 * 1000;
 const BATCH_GET_LIMIT = 100;
 
 /**
- * Runs on a schedule: reads the orders whose deadline (plus the grace) passed
- * since the last sweep, and cancels with TIMEOUT those still PENDING (a lost
+ * Runs on a schedule: finds the orders whose deadline (plus the grace) fell
+ * in this sweep's window, and cancels with TIMEOUT those still PENDING (a lost
  * or failed execution), then refunds and releases whatever was done for them.
  * Cancelling first is what makes this safe beside a late saga: a cancelled
  * order can no longer be confirmed, and every step after it is idempotent.
  *
- * Each order is looked at once, after its deadline: most are final by then,
- * which one BatchGetItem of their final event shows for a hundred at a time.
+ * The window ends at the scheduled event's own time, not the clock's: a sweep
+ * that failed and is retried, or redriven from the dead-letter queue later,
+ * sweeps the very window it was scheduled for, so no order falls between two
+ * sweeps. Most orders are final by then, which one BatchGetItem of their
+ * final event shows for a hundred at a time.
  */
-export const handler = async (): Promise<{ swept: number }> => {
+export const handler = async (scheduled?: { time?: string }): Promise<{ swept: number }> => {
   const now = new Date();
-  const upTo = new Date(now.getTime() - GRACE_MS).toISOString();
-  const cursor = await documents.send(
-    new GetCommand({ TableName: ORDERS_TABLE, Key: CURSOR_KEY, ConsistentRead: true }),
-  );
-  const from =
-    (cursor.Item?.sweptUpTo as string | undefined) ??
-    new Date(now.getTime() - GRACE_MS - FIRST_LOOKBACK_MS).toISOString();
-  if (from >= upTo) return { swept: 0 };
-  const due = await placedBetween(from, upTo);
-  const open = await notFinal(due);
+  const at = scheduled?.time ? new Date(scheduled.time) : now;
+  const upTo = new Date(at.getTime() - GRACE_MS).toISOString();
+  const from = new Date(at.getTime() - GRACE_MS - WINDOW_MS).toISOString();
+  const open = await notFinal(await placedBetween(from, upTo));
   let swept = 0;
   for (const orderId of open) {
     if (await sweep(orderId, now)) swept++;
   }
-  // Moved on only once every due order was swept: a failed sweep is read again next time.
-  await documents
-    .send(
-      new UpdateCommand({
-        TableName: ORDERS_TABLE,
-        Key: CURSOR_KEY,
-        UpdateExpression: 'SET sweptUpTo = :upTo',
-        ConditionExpression: 'attribute_not_exists(sweptUpTo) OR sweptUpTo < :upTo',
-        ExpressionAttributeValues: { ':upTo': upTo },
-      }),
-    )
-    .catch((error: Error) => {
-      if (error.name !== 'ConditionalCheckFailedException') throw error;
-    });
   if (swept > 0) logger.warn('orders swept past their deadline', { swept });
   metrics.addMetric('SagasSwept', 'Count', swept);
   metrics.publishStoredMetrics();
   return { swept };
 };
 
-/** The ids of orders whose deadline is in (from, upTo]. */
+/** The ids of orders whose deadline is in [from, upTo]. */
 async function placedBetween(from: string, upTo: string): Promise<string[]> {
   const ids: string[] = [];
   for (let p = 0; p < SWEEP_PARTITIONS; p++) {
@@ -88,10 +66,7 @@ async function placedBetween(from: string, upTo: string): Promise<string[]> {
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of page.Items ?? []) {
-        // BETWEEN is inclusive; the previous sweep took `from` itself.
-        if (item.deadline !== from) ids.push(String(item[KEY.partition]));
-      }
+      for (const item of page.Items ?? []) ids.push(String(item[KEY.partition]));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
   }

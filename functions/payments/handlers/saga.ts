@@ -19,15 +19,21 @@ const refundPayment = refundPayments(payments, accounts);
  * customer cannot together exceed the limit.
  */
 export const handler = sagaSteps({
-  capture: (input, now) =>
-    retryOnConflict(async () => {
+  capture: (input, now) => {
+    // The first attempt writes the payment as new without reading it (a repeat finds it there and fails the
+    // write); the attempts after a lost race read it.
+    let firstAttempt = true;
+    return retryOnConflict(async () => {
       const paymentId = paymentIdFor(input.orderId);
-      const existing = await payments.load(paymentId);
-      if (existing.state?.status === 'CAPTURED') return { paymentId };
+      const [existing, customer] = await Promise.all([
+        firstAttempt ? { state: null, version: 0 } : payments.load(paymentId),
+        accounts.load(input.customerId),
+      ]);
+      firstAttempt = false;
+      if (existing.state?.status === 'CAPTURED') return { paymentId, paymentVersion: existing.version };
       if (existing.state)
         throw new SagaError('PaymentDeclined', `payment ${paymentId} is ${existing.state.status}`);
       assertBeforeDeadline(input, now);
-      const customer = await accounts.load(input.customerId);
       if (!customer.state)
         throw new SagaError('PaymentDeclined', `customer ${input.customerId} does not exist`);
       const payment = { paymentId, orderId: input.orderId, amountCents: input.totalCents };
@@ -46,8 +52,9 @@ export const handler = sagaSteps({
         paymentAppend,
         accounts.pending(input.customerId, customer.version, decision.events, customer.state, meta),
       ]);
-      return { paymentId };
-    }),
+      return { paymentId, paymentVersion: 1 };
+    });
+  },
 
   refund: (input, now) => refundPayment(input.orderId, { now, correlationId: input.correlationId }),
 });
