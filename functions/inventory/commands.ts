@@ -1,19 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
-import {
-  type AppendMeta,
-  type Loaded,
-  type PendingAppend,
-  retryOnConflict,
-  TRANSACTION_ITEM_LIMIT,
-} from '../shared/event-store';
-import { foldEvents } from '../shared/events';
+import { type AppendMeta, type Loaded, retryOnConflict, TRANSACTION_ITEM_LIMIT } from '../shared/event-store';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
 import {
-  commit,
   createProduct,
   expire,
+  type HeldStock,
   NO_STOCK,
   type Product,
   planReservation,
@@ -24,13 +17,13 @@ import {
   reservationFold,
   reserve,
   restock,
+  type ShardEvents,
   type Stock,
   shardCountFor,
   shardId,
   sumStock,
-  voidReservation,
 } from './domain';
-import { allShards, type InventoryStores, isShardAppend } from './store';
+import { allShards, type InventoryStores, type ShardAppend } from './store';
 
 /**
  * The inventory commands, shared by the HTTP API, the saga steps and the
@@ -178,123 +171,67 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   }
 
   /**
-   * The saga's reservation of every item of an order, all or nothing, in one
-   * transaction. Reservation ids derive from the order, so a repeat finds them.
+   * Plans the stock of every item of an order, all or nothing: from one
+   * random shard that has an item's whole quantity, else spread over shards.
+   * Nothing is written: the saga appends these shard events in one
+   * transaction with the order's own event, which records what it holds.
    */
-  async function reserveForOrder(
+  async function planOrderStock(
     orderId: string,
     items: readonly { productId: string; quantity: number }[],
     meta: AppendMeta,
-    ttlSeconds: number,
-    /** The saga's claim of the order was just made: none of its reservations can exist yet. */
-    justClaimed = false,
-  ): Promise<{ reservationIds: string[]; reserved: HeldReservation[] } | { outOfStock: string[] }> {
-    const ids = items.map((i) => sagaReservationId(orderId, i.productId));
-    let firstAttempt = true;
-    return retryOnConflict(async () => {
-      // After a lost race, look: another writer may have made or voided them.
-      const existing =
-        justClaimed && firstAttempt ? [] : await Promise.all(ids.map((id) => reservations.load(id)));
-      firstAttempt = false;
-      if (existing.some((e) => e.state)) {
-        const reserved = existing.flatMap((e) =>
-          e.state?.status === 'RESERVED' ? [{ state: e.state, version: e.version }] : [],
-        );
-        return { reservationIds: ids, reserved };
-      }
-      const reserved: HeldReservation[] = [];
-      const expiresAt = new Date(meta.now.getTime() + ttlSeconds * 1000);
-      const appends: PendingAppend[] = [];
-      const outOfStock: string[] = [];
-      for (const [n, item] of items.entries()) {
-        const product = await loadProduct(item.productId);
-        const knownShort =
-          product &&
-          stock.shortfall(product.productId, product.shardCount, item.quantity, Date.now()) !== undefined;
-        const planned = product && !knownShort ? await planQuickly(product, item.quantity) : undefined;
-        if (!planned?.ok) {
-          outOfStock.push(item.productId);
-          continue;
-        }
-        const decision = reserve({
-          reservationId: ids[n]!,
-          productId: item.productId,
-          parts: planned.parts,
-          expiresAt,
-          orderId,
-          now: meta.now,
-        });
-        appends.push(
-          reservations.pending(ids[n]!, 0, decision.reservation, null, meta),
-          ...shardAppends(item.productId, decision.shards, planned.loaded, meta),
-        );
-        reserved.push({ state: foldEvents(reservationFold, null, decision.reservation)!, version: 1 });
-      }
-      if (outOfStock.length > 0) return { outOfStock };
-      // Confirming the order commits these reservations in one transaction with the order's event and
-      // the payment's check, item for item; an order whose stock is spread over more shards than that
-      // transaction can hold cannot be taken whole, so its spread items count as out of stock.
-      const written = appends.reduce((n, a) => n + a.items.length, 0);
-      if (written + CONFIRMATION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
-        return { outOfStock: spreadProducts(appends) };
-      }
-      await append(appends);
-      return { reservationIds: ids, reserved };
-    });
-  }
-
-  /**
-   * Releases every reservation the saga made for an order. One that was never
-   * made is voided instead, so that a reserve attempt still in flight cannot
-   * make it later; one already released, expired or voided is left alone.
-   */
-  async function releaseForOrder(orderId: string, items: readonly { productId: string }[], meta: AppendMeta) {
+  ): Promise<{ held: HeldStock[]; appends: ShardAppend[] } | { outOfStock: string[] }> {
+    const held: HeldStock[] = [];
+    const appends: ShardAppend[] = [];
+    const outOfStock: string[] = [];
     for (const item of items) {
-      const id = sagaReservationId(orderId, item.productId);
-      await retryOnConflict(async () => {
-        const { state } = await reservations.load(id);
-        if (state?.status === 'RESERVED') await releaseReservation(undefined, id, 'RELEASED', meta);
-        if (!state) {
-          const events = voidReservation({
-            reservationId: id,
-            productId: item.productId,
-            orderId,
-            now: meta.now,
-          });
-          await reservations.append(id, 0, events, null, meta);
-        }
-      });
-    }
-  }
-
-  /**
-   * The appends that turn an order's reservations into sold stock, to be
-   * written in one transaction with the order's confirmation; undefined if
-   * some reservation can no longer be committed (released or expired).
-   */
-  async function commitAppendsForOrder(
-    orderId: string,
-    items: readonly { productId: string }[],
-    meta: AppendMeta,
-    /** The reservations as the saga's ReserveStock made them: not read again (a stale one fails the append). */
-    known?: readonly HeldReservation[],
-  ): Promise<PendingAppend[] | undefined> {
-    const appends: PendingAppend[] = [];
-    for (const item of items) {
-      const id = sagaReservationId(orderId, item.productId);
-      const loaded = known?.find((r) => r.state.reservationId === id) ?? (await reservations.load(id));
-      if (!loaded.state) return undefined;
-      const decided = commit(loaded.state, meta.now);
-      if (!decided.ok) return undefined;
-      if (decided.decision.reservation.length === 0) continue;
-      const shards = await loadShards(
-        item.productId,
-        loaded.state.parts.map((p) => p.shard),
-      );
+      const product = await loadProduct(item.productId);
+      const knownShort =
+        product &&
+        stock.shortfall(product.productId, product.shardCount, item.quantity, Date.now()) !== undefined;
+      const planned = product && !knownShort ? await planQuickly(product, item.quantity) : undefined;
+      if (!planned?.ok) {
+        outOfStock.push(item.productId);
+        continue;
+      }
+      const reservationId = sagaReservationId(orderId, item.productId);
+      held.push({ productId: item.productId, reservationId, parts: planned.parts });
       appends.push(
-        reservations.pending(id, loaded.version, decided.decision.reservation, loaded.state, meta),
-        ...shardAppends(item.productId, decided.decision.shards, shards, meta),
+        ...shardAppends(
+          item.productId,
+          shardEvents('StockReserved', reservationId, planned.parts),
+          planned.loaded,
+          meta,
+        ),
       );
+    }
+    if (outOfStock.length > 0) return { outOfStock };
+    // Confirming writes these shards again in one transaction with the order's event and the payment's
+    // check; an order whose stock is spread over more shards than that transaction holds cannot be taken
+    // whole, so its spread items count as out of stock.
+    if (appends.length + CONFIRMATION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
+      return { outOfStock: held.filter((h) => h.parts.length > 1).map((h) => h.productId) };
+    }
+    return { held, appends };
+  }
+
+  /**
+   * The shard appends that turn an order's held stock into sold stock
+   * (`StockSold`) or give it back (`StockReleased`), to be written in one
+   * transaction with the order's confirmation or cancellation.
+   */
+  async function heldStockAppends(
+    type: 'StockSold' | 'StockReleased',
+    heldStock: readonly HeldStock[],
+    meta: AppendMeta,
+  ): Promise<ShardAppend[]> {
+    const appends: ShardAppend[] = [];
+    for (const h of heldStock) {
+      const loaded = await loadShards(
+        h.productId,
+        h.parts.map((p) => p.shard),
+      );
+      appends.push(...shardAppends(h.productId, shardEvents(type, h.reservationId, h.parts), loaded, meta));
     }
     return appends;
   }
@@ -341,16 +278,11 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     restockProduct,
     reserveStock,
     releaseReservation,
-    reserveForOrder,
-    releaseForOrder,
-    commitAppendsForOrder,
+    planOrderStock,
+    heldStockAppends,
+    /** Writes appends all or nothing, keeping this sandbox's knowledge of the shards up to date. */
+    append,
   };
-}
-
-/** A reservation still held, at its version: what the saga hands from ReserveStock to ConfirmOrder. */
-export interface HeldReservation {
-  readonly state: Reservation;
-  readonly version: number;
 }
 
 export interface InventorySettings {
@@ -394,18 +326,20 @@ function shuffled<T>(items: readonly T[]): T[] {
   return out;
 }
 
-/** What confirming an order writes besides its reservations' commits: its own event and the payment's check. */
+/** What confirming an order writes besides its shards: its own event and the payment's check. */
 const CONFIRMATION_EXTRA_ITEMS = 2;
 
-/** The products whose planned reservation takes from more than one shard. */
-function spreadProducts(appends: readonly PendingAppend[]) {
-  const shardsPerProduct = new Map<string, number>();
-  for (const { productId } of appends.filter(isShardAppend)) {
-    shardsPerProduct.set(productId, (shardsPerProduct.get(productId) ?? 0) + 1);
-  }
-  return [...shardsPerProduct].filter(([, shards]) => shards > 1).map(([productId]) => productId);
-}
+/** One event of `type` per part, on the part's shard. */
+const shardEvents = (
+  type: 'StockReserved' | 'StockSold' | 'StockReleased',
+  reservationId: string,
+  parts: readonly ReservationPart[],
+): ShardEvents[] =>
+  parts.map((p) => ({
+    shard: p.shard,
+    events: [{ type, schemaVersion: 1, data: { reservationId, quantity: p.quantity } }],
+  }));
 
-/** The saga's reservation id for one product of one order: the same on every retry. */
+/** The id the shards' events carry for one product of one order: the same on every retry. */
 export const sagaReservationId = (orderId: string, productId: string) =>
   `res_${createHash('sha256').update(`${orderId}/${productId}`).digest('hex').slice(0, 32)}`;

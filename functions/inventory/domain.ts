@@ -114,7 +114,15 @@ export interface ReservationPart {
   readonly quantity: number;
 }
 
-/** VOID: a saga's reservation that compensation ruled out before it was made (see `voidReservation`). */
+/** Stock held for an order of the saga, item by item: what its shards' events carry, and where it came from. */
+export interface HeldStock {
+  readonly productId: string;
+  /** The id the shards' events carry for these units (derived from the order and the product). */
+  readonly reservationId: string;
+  readonly parts: readonly ReservationPart[];
+}
+
+/** VOID: a saga's reservation that compensation ruled out before it was made (stored by earlier versions; orders now hold their stock themselves). */
 export type ReservationStatus = 'RESERVED' | 'RELEASED' | 'EXPIRED' | 'COMMITTED' | 'VOID';
 
 export interface Reservation {
@@ -290,27 +298,6 @@ export function release(reservation: Reservation, reason: 'RELEASED' | 'EXPIRED'
       ],
     })),
   };
-}
-
-/**
- * Rules out a saga's reservation that was never made: compensation writes it
- * where the reservation would go, so a reserve attempt still in flight (a
- * step that timed out but had not yet written) can no longer land.
- */
-export function voidReservation(command: {
-  reservationId: string;
-  productId: string;
-  orderId: string;
-  now: Date;
-}): ReservationEvent[] {
-  const { reservationId, productId, orderId, now } = command;
-  return [
-    {
-      type: 'ReservationVoided',
-      schemaVersion: 1,
-      data: { reservationId, productId, orderId, voidedAt: now.toISOString() },
-    },
-  ];
 }
 
 export const isExpired = (reservation: Reservation, now: Date) =>

@@ -1,3 +1,4 @@
+import type { HeldStock } from '../inventory/domain';
 import type { DomainEvent, Fold } from '../shared/events';
 
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED';
@@ -19,6 +20,15 @@ export interface Order {
   readonly paymentId?: string;
   /** The execution that owns this order's saga; any other execution for it stops at once. */
   readonly sagaExecutionArn?: string;
+  /**
+   * The stock the saga took for the order, while it holds it. The order itself
+   * remembers it (there is no reservation aggregate for an order): reserving
+   * writes the order and the shards in one transaction, and so do confirming
+   * (the stock becomes sold) and cancelling (it is given back). Each of those
+   * appends is conditional on the order's version, so a step acting on a
+   * stale order cannot land.
+   */
+  readonly heldStock?: readonly HeldStock[];
   /** When the saga must have finished; past it the order is cancelled with TIMEOUT. */
   readonly deadline: string;
   readonly createdAt: string;
@@ -40,6 +50,7 @@ export type OrderEvent =
       }
     >
   | DomainEvent<'OrderSagaStarted', { orderId: string; executionArn: string }>
+  | DomainEvent<'OrderStockReserved', { orderId: string; executionArn: string; items: HeldStock[] }>
   | DomainEvent<'OrderConfirmed', { orderId: string; paymentId: string; confirmedAt: string }>
   | DomainEvent<
       'OrderCancelled',
@@ -47,6 +58,12 @@ export type OrderEvent =
     >;
 
 export type OrderPlaced = Extract<OrderEvent, { type: 'OrderPlaced' }>;
+
+/** A final order holds no stock: confirming sold it, cancelling gave it back, in the same transaction. */
+function withoutHeldStock(order: Order): Order {
+  const { heldStock: _sold, ...rest } = order;
+  return rest;
+}
 
 export const orderFold: Fold<OrderState, OrderEvent> = {
   foldVersion: 1,
@@ -68,10 +85,12 @@ export const orderFold: Fold<OrderState, OrderEvent> = {
       }
       case 'OrderSagaStarted':
         return state && { ...state, sagaExecutionArn: event.data.executionArn };
+      case 'OrderStockReserved':
+        return state && { ...state, sagaExecutionArn: event.data.executionArn, heldStock: event.data.items };
       case 'OrderConfirmed':
         return (
           state && {
-            ...state,
+            ...withoutHeldStock(state),
             status: 'CONFIRMED',
             paymentId: event.data.paymentId,
             updatedAt: event.data.confirmedAt,
@@ -80,7 +99,7 @@ export const orderFold: Fold<OrderState, OrderEvent> = {
       case 'OrderCancelled':
         return (
           state && {
-            ...state,
+            ...withoutHeldStock(state),
             status: 'CANCELLED',
             cancellationReason: event.data.reason,
             ...(event.data.paymentId ? { paymentId: event.data.paymentId } : {}),
@@ -141,6 +160,28 @@ export function beginSaga(order: Order, executionArn: string): { proceed: boolea
     proceed: true,
     events: [{ type: 'OrderSagaStarted', schemaVersion: 1, data: { orderId: order.orderId, executionArn } }],
   };
+}
+
+/**
+ * Claims the order for `executionArn` and records the stock taken for it, in
+ * one event: written in one transaction with the shards' events. Only for a
+ * pending order that no other execution claimed and that holds no stock yet.
+ */
+export function reserveStock(
+  order: Order,
+  executionArn: string,
+  items: readonly HeldStock[],
+): OrderEvent[] | 'CANNOT_RESERVE' {
+  if (order.status !== 'PENDING' || order.heldStock) return 'CANNOT_RESERVE';
+  if (order.sagaExecutionArn !== undefined && order.sagaExecutionArn !== executionArn)
+    return 'CANNOT_RESERVE';
+  return [
+    {
+      type: 'OrderStockReserved',
+      schemaVersion: 1,
+      data: { orderId: order.orderId, executionArn, items: [...items] },
+    },
+  ];
 }
 
 /** Confirms a pending order; confirming a confirmed one decides nothing. A cancelled one cannot be. */

@@ -1,4 +1,3 @@
-import type { HeldReservation } from '../inventory/commands';
 import { logger, metrics } from './powertools';
 
 /** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
@@ -16,11 +15,8 @@ export interface SagaStepInput {
   readonly reason?: string;
   /** The execution running the step: the claim of the order names it. */
   readonly executionArn?: string;
-  /** ConfirmOrder's input: what ReserveStock and CapturePayment wrote, so that it need not read them again. */
-  readonly known?: {
-    readonly paymentVersion: number;
-    readonly reserved: readonly HeldReservation[];
-  };
+  /** ConfirmOrder's input: the payment's version as CapturePayment wrote it, so that it need not read it again. */
+  readonly known?: { readonly paymentVersion: number };
 }
 
 /**

@@ -88,12 +88,7 @@ describe('the order saga', () => {
     expect((await get(`/payments/${order.paymentId}`)).body).toMatchObject({ status: 'DECLINED' });
     const trace = await get<Trace>(`/orders/${order.orderId}/saga`);
     expect(trace.body.status).toBe('COMPENSATED');
-    expect(trace.body.steps.map((s) => s.name)).toEqual([
-      'ReserveStock',
-      'CapturePayment',
-      'ReleaseStock',
-      'CancelOrder',
-    ]);
+    expect(trace.body.steps.map((s) => s.name)).toEqual(['ReserveStock', 'CapturePayment', 'CancelOrder']);
     expect(trace.body.steps[1]).toMatchObject({
       status: 'FAILED',
       attempts: 1,
@@ -117,7 +112,6 @@ describe('the order saga', () => {
       'CapturePayment',
       'ConfirmOrder',
       'RefundPayment',
-      'ReleaseStock',
       'CancelOrder',
     ]);
   });
@@ -225,8 +219,10 @@ describe('the order saga', () => {
       (s) => s.stepFunctions.executions > before && s.stepFunctions.running === 0,
     );
 
-    // Each step invoked again after it succeeded.
+    // Each step invoked again after it succeeded, as the execution that ran it.
+    const { executionArn } = (await get<{ executionArn: string }>(`/orders/${order.orderId}/saga`)).body;
     const input = {
+      executionArn,
       orderId: order.orderId,
       customerId: customer.customerId,
       items: [{ productId: product.productId, quantity: 2, priceCents: 1000 }],
@@ -244,13 +240,13 @@ describe('the order saga', () => {
   });
 
   test('an order spread over more stock shards than one transaction holds: cancelled OUT_OF_STOCK, nothing charged', async () => {
-    // 25 products of three 1,250-unit shards, each shard left with 250 by a reservation of 1,000: an item
-    // of 700 then takes three shards, so the order's reservations are 25 × (1 + 3) = 100 items, and its
-    // confirmation two more, past TransactWriteItems' 100.
+    // 25 products of four 1,250-unit shards, each shard left with 250 by a reservation of 1,000: an item
+    // of 900 then takes four shards, so the order's stock is 25 × 4 = 100 shard items, and its
+    // confirmation (with the order's event and the payment's check) two more, past TransactWriteItems' 100.
     const products = await Promise.all(
       Array.from({ length: 25 }, async () => {
-        const product = await createProduct({ stock: 3_750, priceCents: 1 });
-        for (let shard = 0; shard < 3; shard++) {
+        const product = await createProduct({ stock: 5_000, priceCents: 1 });
+        for (let shard = 0; shard < 4; shard++) {
           const held = await post(`/products/${product.productId}/reservations`, { quantity: 1_000 });
           expect(held.status).toBe(201);
         }
@@ -258,19 +254,19 @@ describe('the order saga', () => {
       }),
     );
     const customer = await createCustomer({ creditLimitCents: 100_000 });
-    const item = (p: { productId: string }) => ({ productId: p.productId, quantity: 700 });
+    const item = (p: { productId: string }) => ({ productId: p.productId, quantity: 900 });
 
     const refused = await placeAndSettle(customer.customerId, products.map(item));
     expect(refused).toMatchObject({ status: 'CANCELLED', cancellationReason: 'OUT_OF_STOCK' });
     expect((await creditOf(customer.customerId)).availableCreditCents).toBe(100_000);
     for (const p of products) {
-      await settles(() => stockOf(p.productId), { available: 750, reserved: 3_000, sold: 0 });
+      await settles(() => stockOf(p.productId), { available: 1_000, reserved: 4_000, sold: 0 });
     }
 
-    // Twenty such items are 80 items: they fit, and the order goes through.
+    // Twenty such items are 80 shard items: they fit, and the order goes through.
     const confirmed = await placeAndSettle(customer.customerId, products.slice(0, 20).map(item));
-    expect(confirmed).toMatchObject({ status: 'CONFIRMED', totalCents: 20 * 700 });
-    await settles(() => stockOf(products[0]!.productId), { available: 50, reserved: 3_000, sold: 700 });
+    expect(confirmed).toMatchObject({ status: 'CONFIRMED', totalCents: 20 * 900 });
+    await settles(() => stockOf(products[0]!.productId), { available: 100, reserved: 4_000, sold: 900 });
   }, 60_000);
 
   test("the placing request's correlation id is on every event the saga appends", async () => {
@@ -305,7 +301,7 @@ describe('the order saga', () => {
     );
     expect(events.Items?.map((e) => [e.type, e.correlationId])).toEqual([
       ['OrderPlaced', correlationId],
-      ['OrderSagaStarted', correlationId],
+      ['OrderStockReserved', correlationId],
       ['OrderConfirmed', correlationId],
     ]);
   });
@@ -323,12 +319,14 @@ describe('the order saga', () => {
     );
     await Promise.all(
       orders.map(async ({ body: { orderId } }) => {
+        // The hand claims the order: the saga's own executions, once they run, stop at ReserveStock.
         const input = {
           orderId,
           customerId: customer.customerId,
           items: [{ ...items[0]!, priceCents: 1000 }],
           totalCents: 1000,
           deadline: new Date(Date.now() + 60_000).toISOString(),
+          executionArn: `by-hand-${orderId}`,
         };
         expect(
           (await invokeFunction('SagaInventorySteps', { ...input, action: 'reserve' })).error,
@@ -338,6 +336,9 @@ describe('the order saga', () => {
           invokeFunction('SagaOrdersSteps', { ...input, action: 'confirm' }),
           invokeFunction('SagaPaymentsSteps', { ...input, action: 'refund' }),
         ]);
+        // As the saga would after a refund: cancel (nothing, if the confirmation won).
+        const cancelled = { ...input, action: 'cancel', reason: 'CONFIRMATION_FAILED' };
+        expect((await invokeFunction('SagaOrdersSteps', cancelled)).error).toBeNull();
       }),
     );
     await setFaults([]);

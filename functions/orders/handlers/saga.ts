@@ -3,16 +3,17 @@ import { inventorySettings } from '../../inventory/settings';
 import { inventoryStores } from '../../inventory/store';
 import { paymentIdFor } from '../../payments/domain';
 import { paymentsStore } from '../../payments/store';
-import { documents } from '../../shared/aws';
-import { appendAtomically, retryOnConflict } from '../../shared/event-store';
+import { retryOnConflict } from '../../shared/event-store';
 import { metrics } from '../../shared/powertools';
 import { assertBeforeDeadline, SagaError, type SagaStepInput, sagaSteps } from '../../shared/saga';
-import { type CancellationReason, cancel, confirm, type Order } from '../domain';
+import { orderCancellation } from '../cancellation';
+import { type CancellationReason, confirm, type Order } from '../domain';
 import { ordersStore } from '../store';
 
 const orders = ordersStore();
 const payments = paymentsStore();
 const inventory = inventoryCommands(inventoryStores(), inventorySettings());
+const cancelOrder = orderCancellation(orders, payments, inventory);
 
 async function loadOrder(orderId: string) {
   const loaded = await orders.load(orderId);
@@ -54,8 +55,8 @@ function recordOutcome(
  */
 export const handler = sagaSteps({
   confirm: (input, now) => {
-    // What the earlier steps wrote, from the saga's state: trusted on the first attempt only (a stale
-    // version fails the transaction, and the attempts after a lost race read everything again).
+    // The payment's version as CapturePayment wrote it: trusted on the first attempt only (a stale
+    // version fails the transaction, and the attempts after a lost race read it again).
     let known = input.known;
     return retryOnConflict(async () => {
       const trusted = known;
@@ -69,19 +70,14 @@ export const handler = sagaSteps({
         throw new SagaError('ConfirmationFailed', `order ${input.orderId} is ${state.status}`);
       // Confirmation is conditional on the payment as captured: a refund landing meanwhile fails it.
       const paymentVersion = trusted?.paymentVersion ?? (await capturedPaymentVersion(paymentId));
+      if (!state.heldStock)
+        throw new SagaError('ConfirmationFailed', `order ${input.orderId} holds no stock`);
       const meta = { now, correlationId: input.correlationId };
-      const commits = await inventory.commitAppendsForOrder(
-        input.orderId,
-        input.items,
-        meta,
-        trusted?.reserved,
-      );
-      if (!commits)
-        throw new SagaError('ConfirmationFailed', `a reservation of ${input.orderId} is no longer held`);
-      await appendAtomically(documents, [
+      const sold = await inventory.heldStockAppends('StockSold', state.heldStock, meta);
+      await inventory.append([
         orders.pending(input.orderId, version, events, state, meta),
         payments.unchanged(paymentId, paymentVersion),
-        ...commits,
+        ...sold,
       ]);
       recordOutcome(state, 'Confirmed', now);
       return { status: 'CONFIRMED' };
@@ -89,25 +85,17 @@ export const handler = sagaSteps({
   },
 
   cancel: async (input: SagaStepInput, now) => {
-    const meta = { now, correlationId: input.correlationId };
-    const cancelled = await retryOnConflict(async () => {
-      const { state, version } = await loadOrder(input.orderId);
-      // An execution that lost the claim (it failed before learning so) leaves the owner's saga alone.
-      if (state.sagaExecutionArn !== undefined && state.sagaExecutionArn !== input.executionArn)
-        return { status: state.status, reason: undefined, owner: false };
-      const reason = input.reason as CancellationReason;
-      const payment = await payments.load(paymentIdFor(input.orderId));
-      const paymentId =
-        payment.state && payment.state.status !== 'VOIDED' ? payment.state.paymentId : undefined;
-      const events = cancel(state, reason, now, paymentId);
-      await orders.append(input.orderId, version, events, state, meta);
-      if (events.length > 0) recordOutcome(state, 'Cancelled', now, reason);
-      return { status: state.status === 'CONFIRMED' ? 'CONFIRMED' : 'CANCELLED', reason, owner: true };
-    });
-    // A cancelled order holds no stock, whichever path led here (out of stock skips ReleaseStock):
-    // what is still held is released, and what was never made is voided so it cannot land later.
-    if (cancelled.owner && cancelled.status === 'CANCELLED')
-      await inventory.releaseForOrder(input.orderId, input.items, meta);
-    return cancelled;
+    const reason = input.reason as CancellationReason;
+    // An execution that lost the claim (it failed before learning so) leaves the owner's order alone.
+    const owns = (order: Order) =>
+      order.sagaExecutionArn === undefined || order.sagaExecutionArn === input.executionArn;
+    const cancelled = await cancelOrder(
+      input.orderId,
+      reason,
+      { now, correlationId: input.correlationId },
+      owns,
+    );
+    if (cancelled) recordOutcome(cancelled, 'Cancelled', now, reason);
+    return { cancelled: cancelled !== undefined, reason };
   },
 });

@@ -3,15 +3,18 @@ import { inventoryCommands } from '../../inventory/commands';
 import { inventorySettings } from '../../inventory/settings';
 import { inventoryStores } from '../../inventory/store';
 import { refundPayments } from '../../payments/commands';
+import { paymentsStore } from '../../payments/store';
 import { documents, env } from '../../shared/aws';
-import { KEY, retryOnConflict } from '../../shared/event-store';
+import { KEY } from '../../shared/event-store';
 import { logger, metrics } from '../../shared/powertools';
-import { cancel, FINAL_FROM_VERSION } from '../domain';
+import { orderCancellation } from '../cancellation';
+import { FINAL_FROM_VERSION } from '../domain';
 import { ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../store';
 
 const orders = ordersStore();
 const inventory = inventoryCommands(inventoryStores(), inventorySettings());
 const refundPayment = refundPayments();
+const cancelOrder = orderCancellation(orders, paymentsStore(), inventory);
 const ORDERS_TABLE = orders.tableName;
 /** A saga gets this long past its deadline to finish on its own before the sweeper steps in. */
 const GRACE_MS = Number(env('SWEEPER_GRACE_SECONDS')) * 1000;
@@ -95,14 +98,8 @@ async function notFinal(orderIds: readonly string[]): Promise<string[]> {
 
 async function sweep(orderId: string, now: Date): Promise<boolean> {
   const meta = { now, correlationId: orderId };
-  const cancelled = await retryOnConflict(async () => {
-    const { state, version } = await orders.load(orderId);
-    if (state?.status !== 'PENDING') return undefined;
-    await orders.append(orderId, version, cancel(state, 'TIMEOUT', now), state, meta);
-    return state;
-  });
+  const cancelled = await cancelOrder(orderId, 'TIMEOUT', meta);
   if (!cancelled) return false;
   await refundPayment(orderId, meta);
-  await inventory.releaseForOrder(orderId, cancelled.items, meta);
   return true;
 }
