@@ -5,6 +5,7 @@ import {
   type CancellationReason,
   cancel,
   confirm,
+  FINAL_FROM_VERSION,
   type Order,
   type OrderEvent,
   type OrderItem,
@@ -12,6 +13,7 @@ import {
   orderFold,
   orderView,
   place,
+  reserveStock,
 } from '../../functions/orders/domain';
 import { foldEvents } from '../../functions/shared/events';
 
@@ -199,6 +201,69 @@ describe('orders domain', () => {
       }
       const claimedThenCancelled = existing(given(orderPlaced, sagaStarted(), orderCancelled('TIMEOUT')));
       expect(beginSaga(claimedThenCancelled, EXECUTION)).toEqual({ proceed: false, events: [] });
+    });
+  });
+
+  describe('reserveStock', () => {
+    const HELD = [
+      { productId: 'prd_a', reservationId: 'res_a', parts: [{ shard: 0, quantity: 2 }] },
+      {
+        productId: 'prd_b',
+        reservationId: 'res_b',
+        parts: [
+          { shard: 1, quantity: 1 },
+          { shard: 3, quantity: 0 },
+        ],
+      },
+    ];
+    const stockReserved = (executionArn = EXECUTION): OrderEvent => ({
+      type: 'OrderStockReserved',
+      schemaVersion: 1,
+      data: { orderId: ORDER_ID, executionArn, items: HELD },
+    });
+
+    it('claims a pending order for the execution and records the stock it holds, in one event', () => {
+      expect(reserveStock(pending(), EXECUTION, HELD)).toEqual([stockReserved()]);
+      expect(given(orderPlaced, stockReserved())).toMatchObject({
+        status: 'PENDING',
+        sagaExecutionArn: EXECUTION,
+        heldStock: HELD,
+      });
+    });
+
+    it('the execution that claimed it alone (out of stock before) may still reserve', () => {
+      const claimed = existing(given(orderPlaced, sagaStarted()));
+      expect(reserveStock(claimed, EXECUTION, HELD)).toEqual([stockReserved()]);
+      expect(reserveStock(claimed, `${EXECUTION}-other`, HELD)).toBe('CANNOT_RESERVE');
+    });
+
+    it('refuses an order that holds stock already, or is final', () => {
+      const holding = existing(given(orderPlaced, stockReserved()));
+      for (const order of [holding, confirmed(), cancelled()]) {
+        expect(reserveStock(order, EXECUTION, HELD)).toBe('CANNOT_RESERVE');
+      }
+    });
+
+    it('a confirmed or cancelled order holds no stock any more', () => {
+      expect(given(orderPlaced, stockReserved(), orderConfirmed)).not.toHaveProperty('heldStock');
+      expect(given(orderPlaced, stockReserved(), orderCancelled('TIMEOUT'))).not.toHaveProperty('heldStock');
+    });
+
+    it(`an order with an event at version ${FINAL_FROM_VERSION} is final, whatever its path`, () => {
+      // Every decision refuses a final order, so its events never pass the final one.
+      const paths: OrderEvent[][] = [
+        [orderPlaced, stockReserved(), orderConfirmed],
+        [orderPlaced, stockReserved(), orderCancelled('PAYMENT_DECLINED')],
+        [orderPlaced, sagaStarted(), orderCancelled('OUT_OF_STOCK')],
+      ];
+      for (const events of paths) {
+        const order = existing(given(...events.slice(0, FINAL_FROM_VERSION)));
+        expect(order.status).not.toBe('PENDING');
+        expect(beginSaga(order, EXECUTION).events).toEqual([]);
+        expect(reserveStock(order, EXECUTION, HELD)).toBe('CANNOT_RESERVE');
+        expect(cancel(order, 'TIMEOUT', at(9))).toEqual([]);
+        expect(confirm(order, PAYMENT_ID, at(9))).not.toEqual(expect.arrayContaining([expect.anything()]));
+      }
     });
   });
 
