@@ -206,10 +206,10 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       );
     }
     if (outOfStock.length > 0) return { outOfStock };
-    // Confirming writes these shards again in one transaction with the order's event and the payment's
-    // check; an order whose stock is spread over more shards than that transaction holds cannot be taken
-    // whole, so its spread items count as out of stock.
-    if (appends.length + CONFIRMATION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
+    // Confirming or cancelling writes these shards again in one transaction with the order's event (and,
+    // cancelling, the payment and the customer's credit); an order whose stock is spread over more shards
+    // than that transaction holds cannot be taken whole, so its spread items count as out of stock.
+    if (appends.length + ORDER_TRANSACTION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
       return { outOfStock: held.filter((h) => h.parts.length > 1).map((h) => h.productId) };
     }
     return { held, appends };
@@ -326,8 +326,8 @@ function shuffled<T>(items: readonly T[]): T[] {
   return out;
 }
 
-/** What confirming an order writes besides its shards: its own event and the payment's check. */
-const CONFIRMATION_EXTRA_ITEMS = 2;
+/** The most an order's own transactions write besides its shards: cancelling, its event, the payment and the credit. */
+const ORDER_TRANSACTION_EXTRA_ITEMS = 3;
 
 /** One event of `type` per part, on the part's shard. */
 const shardEvents = (

@@ -1,38 +1,37 @@
 import { refundCredit } from '../accounts/domain';
 import { customers } from '../accounts/store';
-import { ordersStore } from '../orders/store';
-import { documents } from '../shared/aws';
-import { type AppendMeta, appendAtomically, retryOnConflict } from '../shared/event-store';
+import type { AppendMeta, PendingAppend } from '../shared/event-store';
 import { paymentIdFor, refund, voidPayment } from './domain';
 import { paymentsStore } from './store';
 
 /**
- * Refunds an order's payment if it was captured, giving the credit back in the
- * same transaction; a payment never made is voided so that a late capture
- * cannot land. A confirmed order keeps its payment: the refund is conditional
- * on the order being unchanged since it was read, and confirmation is
- * conditional on the payment being unchanged, so a confirmation that lands
- * late (a step attempt the saga gave up on) and a refund cannot both happen.
+ * What undoing an order's payment writes, to go in one transaction with the
+ * order's cancellation: a captured payment is refunded and the customer's
+ * credit given back (conditional on the customer's version); a payment never
+ * made is voided, so that a capture still in flight cannot land later; a
+ * declined, refunded or voided one needs nothing. `paymentId` names a payment
+ * that was taken, for the cancellation event.
  */
-export function refundPayments(payments = paymentsStore(), accounts = customers(), orders = ordersStore()) {
-  return (orderId: string, meta: AppendMeta) =>
-    retryOnConflict(async () => {
-      const paymentId = paymentIdFor(orderId);
-      const [order, payment] = await Promise.all([orders.load(orderId), payments.load(paymentId)]);
-      if (order.state?.status === 'CONFIRMED') return { paymentId, refunded: false, confirmed: true };
-      const orderUnchanged = orders.unchanged(orderId, order.version);
-      if (!payment.state) {
-        await appendAtomically(documents, [
-          payments.pending(paymentId, 0, voidPayment(paymentId, orderId, meta.now), null, meta),
-          orderUnchanged,
-        ]);
-        return { paymentId, refunded: false };
-      }
-      const events = refund(payment.state, meta.now);
-      if (events.length === 0) return { paymentId, refunded: false };
-      const customer = await accounts.load(payment.state.customerId);
-      const credit = { paymentId, orderId, amountCents: payment.state.amountCents };
-      await appendAtomically(documents, [
+export function paymentUndoing(payments = paymentsStore(), accounts = customers()) {
+  return async (
+    orderId: string,
+    meta: AppendMeta,
+  ): Promise<{ paymentId?: string; appends: PendingAppend[] }> => {
+    const paymentId = paymentIdFor(orderId);
+    const payment = await payments.load(paymentId);
+    if (!payment.state) {
+      return {
+        appends: [payments.pending(paymentId, 0, voidPayment(paymentId, orderId, meta.now), null, meta)],
+      };
+    }
+    if (payment.state.status === 'VOIDED') return { appends: [] };
+    const events = refund(payment.state, meta.now);
+    if (events.length === 0) return { paymentId, appends: [] };
+    const customer = await accounts.load(payment.state.customerId);
+    const credit = { paymentId, orderId, amountCents: payment.state.amountCents };
+    return {
+      paymentId,
+      appends: [
         payments.pending(paymentId, payment.version, events, payment.state, meta),
         accounts.pending(
           payment.state.customerId,
@@ -41,8 +40,7 @@ export function refundPayments(payments = paymentsStore(), accounts = customers(
           customer.state,
           meta,
         ),
-        orderUnchanged,
-      ]);
-      return { paymentId, refunded: true };
-    });
+      ],
+    };
+  };
 }

@@ -1,7 +1,7 @@
 import { logger, metrics } from './powertools';
 
 /** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
-const COMPENSATIONS = new Set(['release', 'refund', 'cancel']);
+const COMPENSATIONS = new Set(['cancel']);
 
 /** What every saga step receives from the state machine. */
 export interface SagaStepInput {
@@ -15,8 +15,6 @@ export interface SagaStepInput {
   readonly reason?: string;
   /** The execution running the step: the claim of the order names it. */
   readonly executionArn?: string;
-  /** ConfirmOrder's input: the payment's version as CapturePayment wrote it, so that it need not read it again. */
-  readonly known?: { readonly paymentVersion: number };
 }
 
 /**

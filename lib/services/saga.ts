@@ -8,7 +8,7 @@ import {
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { grantItemReads, grantItemReadWrites } from '../constructs/event-store-table';
+import { grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
 import { acknowledgeNag, logicalIdOf } from '../nag';
@@ -65,12 +65,9 @@ export class OrderSaga extends Construct {
     const paymentsSteps = step('PaymentsSteps', 'payments/handlers/saga.ts', 'payments', {
       PAYMENTS_TABLE: payments.events.tableName,
       ACCOUNTS_TABLE: accounts.events.tableName,
-      ORDERS_TABLE: orders.events.tableName,
     });
     payments.events.grantReadWriteData(paymentsSteps);
     accounts.events.grantReadWriteData(paymentsSteps);
-    // A refund is skipped for an order that was confirmed after all.
-    grantItemReads(orders.events, paymentsSteps);
 
     const ordersEnvironment = {
       ORDERS_TABLE: orders.events.tableName,
@@ -80,9 +77,11 @@ export class OrderSaga extends Construct {
     };
     const ordersSteps = step('OrdersSteps', 'orders/handlers/saga.ts', 'orders', ordersEnvironment);
     grantItemReadWrites(orders.events, ordersSteps);
-    // Confirming an order sells its reservations in the same transaction.
+    // Confirming an order sells its stock in the same transaction; cancelling gives the stock back and
+    // refunds (or voids) the payment, with the customer's credit, in the same transaction.
     inventory.events.grantReadWriteData(ordersSteps);
-    payments.events.grantReadData(ordersSteps);
+    payments.events.grantReadWriteData(ordersSteps);
+    accounts.events.grantReadWriteData(ordersSteps);
 
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromFile(

@@ -155,9 +155,7 @@ test('a saga past its deadline is undone and the order cancelled with TIMEOUT', 
 test('an order whose saga failed is swept: cancelled with TIMEOUT, nothing left held', async () => {
   // Every execution fails at its first step (before claiming the order), and its compensation keeps
   // failing: only the sweeper can cancel the order while these faults hold.
-  await setFaults(
-    ['ReserveStock', 'CancelOrder'].map((state) => ({ state, rate: 1, error: 'Broken' })),
-  );
+  await setFaults(['ReserveStock', 'CancelOrder'].map((state) => ({ state, rate: 1, error: 'Broken' })));
   const { customerId, productId } = await customerAndProduct();
   const placed = await call('POST', '/orders', { customerId, items: [{ productId, quantity: 2 }] });
   const order = await settledOrder(String(placed.body.orderId));

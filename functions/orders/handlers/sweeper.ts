@@ -2,8 +2,7 @@ import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-
 import { inventoryCommands } from '../../inventory/commands';
 import { inventorySettings } from '../../inventory/settings';
 import { inventoryStores } from '../../inventory/store';
-import { refundPayments } from '../../payments/commands';
-import { paymentsStore } from '../../payments/store';
+import { paymentUndoing } from '../../payments/commands';
 import { documents, env } from '../../shared/aws';
 import { KEY } from '../../shared/event-store';
 import { logger, metrics } from '../../shared/powertools';
@@ -13,8 +12,7 @@ import { ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../store';
 
 const orders = ordersStore();
 const inventory = inventoryCommands(inventoryStores(), inventorySettings());
-const refundPayment = refundPayments();
-const cancelOrder = orderCancellation(orders, paymentsStore(), inventory);
+const cancelOrder = orderCancellation(orders, inventory, paymentUndoing());
 const ORDERS_TABLE = orders.tableName;
 /** A saga gets this long past its deadline to finish on its own before the sweeper steps in. */
 const GRACE_MS = Number(env('SWEEPER_GRACE_SECONDS')) * 1000;
@@ -28,9 +26,9 @@ const BATCH_GET_LIMIT = 100;
 /**
  * Runs on a schedule: finds the orders whose deadline (plus the grace) fell
  * in this sweep's window, and cancels with TIMEOUT those still PENDING (a lost
- * or failed execution), then refunds and releases whatever was done for them.
- * Cancelling first is what makes this safe beside a late saga: a cancelled
- * order can no longer be confirmed, and every step after it is idempotent.
+ * or failed execution), releasing their stock and refunding their payment in
+ * the same transaction: a cancelled order can no longer be confirmed, and no
+ * saga step still in flight for it can land.
  *
  * The window ends at the scheduled event's own time, not the clock's: a sweep
  * that failed and is retried, or redriven from the dead-letter queue later,
@@ -97,9 +95,5 @@ async function notFinal(orderIds: readonly string[]): Promise<string[]> {
 }
 
 async function sweep(orderId: string, now: Date): Promise<boolean> {
-  const meta = { now, correlationId: orderId };
-  const cancelled = await cancelOrder(orderId, 'TIMEOUT', meta);
-  if (!cancelled) return false;
-  await refundPayment(orderId, meta);
-  return true;
+  return (await cancelOrder(orderId, 'TIMEOUT', { now, correlationId: orderId })) !== undefined;
 }

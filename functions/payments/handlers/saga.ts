@@ -3,13 +3,11 @@ import { customers } from '../../accounts/store';
 import { documents } from '../../shared/aws';
 import { appendAtomically, retryOnConflict } from '../../shared/event-store';
 import { assertBeforeDeadline, SagaError, sagaSteps } from '../../shared/saga';
-import { refundPayments } from '../commands';
 import { paymentIdFor, settle } from '../domain';
 import { paymentsStore } from '../store';
 
 const payments = paymentsStore();
 const accounts = customers();
-const refundPayment = refundPayments(payments, accounts);
 
 /**
  * The saga's payment steps. One payment per order (its id derives from the
@@ -30,7 +28,7 @@ export const handler = sagaSteps({
         accounts.load(input.customerId),
       ]);
       firstAttempt = false;
-      if (existing.state?.status === 'CAPTURED') return { paymentId, paymentVersion: existing.version };
+      if (existing.state?.status === 'CAPTURED') return { paymentId };
       if (existing.state)
         throw new SagaError('PaymentDeclined', `payment ${paymentId} is ${existing.state.status}`);
       assertBeforeDeadline(input, now);
@@ -52,9 +50,7 @@ export const handler = sagaSteps({
         paymentAppend,
         accounts.pending(input.customerId, customer.version, decision.events, customer.state, meta),
       ]);
-      return { paymentId, paymentVersion: 1 };
+      return { paymentId };
     });
   },
-
-  refund: (input, now) => refundPayment(input.orderId, { now, correlationId: input.correlationId }),
 });
