@@ -112,8 +112,19 @@ describe.each(STAGES)('the %s stage', (stage) => {
         expect(state.Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).not.toContain(business);
       }
     }
-    for (const name of ['RefundPayment', 'ReleaseStock', 'CancelOrder']) {
-      expect(asl.States[name].Retry[0]).toMatchObject({ ErrorEquals: ['States.ALL'], MaxAttempts: 100 });
+    // The compensation is one step, retried until it lands.
+    expect(asl.States.CancelOrder.Retry[0]).toMatchObject({ ErrorEquals: ['States.ALL'], MaxAttempts: 100 });
+    // Every caught failure names its reason, then goes to it.
+    const catches = Object.values(asl.States).flatMap(
+      (s) => (s as { Catch?: { Next: string }[] }).Catch ?? [],
+    );
+    expect(catches.length).toBeGreaterThan(0);
+    for (const c of catches) {
+      expect(asl.States[c.Next]).toMatchObject({
+        Type: 'Pass',
+        ResultPath: '$.cancellation',
+        Next: 'CancelOrder',
+      });
     }
   });
 
