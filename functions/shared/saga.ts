@@ -1,3 +1,4 @@
+import type { Order } from '../orders/domain';
 import { logger, metrics } from './powertools';
 
 /** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
@@ -15,6 +16,8 @@ export interface SagaStepInput {
   readonly reason?: string;
   /** The execution running the step: the claim of the order names it. */
   readonly executionArn?: string;
+  /** ConfirmOrder's input: the order as ReserveStock wrote it, so that it need not be read again. */
+  readonly order?: { readonly state: Order; readonly version: number };
 }
 
 /**

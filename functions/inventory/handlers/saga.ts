@@ -1,6 +1,7 @@
-import { beginSaga, reserveStock } from '../../orders/domain';
+import { beginSaga, orderFold, reserveStock } from '../../orders/domain';
 import { ordersStore } from '../../orders/store';
 import { retryOnConflict } from '../../shared/event-store';
+import { foldEvents } from '../../shared/events';
 import { metrics } from '../../shared/powertools';
 import { assertBeforeDeadline, SagaError, sagaSteps } from '../../shared/saga';
 import { inventoryCommands } from '../commands';
@@ -29,7 +30,8 @@ export const handler = sagaSteps({
       if (!state) throw new Error(`order ${input.orderId} does not exist`);
       const claimedByOther = state.sagaExecutionArn !== undefined && state.sagaExecutionArn !== executionArn;
       if (claimedByOther || state.status !== 'PENDING') return { proceed: false };
-      if (state.heldStock) return { proceed: true };
+      // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
+      if (state.heldStock) return { proceed: true, order: { state, version } };
       assertBeforeDeadline(input, now);
       const planned = await commands.planOrderStock(input.orderId, input.items, meta);
       if ('outOfStock' in planned) {
@@ -46,6 +48,6 @@ export const handler = sagaSteps({
         metrics.addMetric('SagaStarted', 'Count', 1);
         metrics.publishStoredMetrics();
       }
-      return { proceed: true };
+      return { proceed: true, order: { state: foldEvents(orderFold, state, events), version: version + 1 } };
     }),
 });

@@ -44,9 +44,13 @@ function recordOutcome(
  * execution is made by the first step, ReserveStock.)
  */
 export const handler = sagaSteps({
-  confirm: (input, now) =>
-    retryOnConflict(async () => {
-      const { state, version } = await loadOrder(input.orderId);
+  confirm: (input, now) => {
+    // The order as ReserveStock left it, from the saga's state: trusted on the first attempt only (if it
+    // moved on since, the transaction fails, and the attempts after a lost race read it).
+    let known = input.order;
+    return retryOnConflict(async () => {
+      const { state, version } = known ?? (await loadOrder(input.orderId));
+      known = undefined;
       if (state.status === 'CONFIRMED') return { status: state.status };
       assertBeforeDeadline(input, now);
       const events = confirm(state, paymentIdFor(input.orderId), now);
@@ -61,7 +65,8 @@ export const handler = sagaSteps({
       await inventory.append([orders.pending(input.orderId, version, events, state, meta), ...sold]);
       recordOutcome(state, 'Confirmed', now);
       return { status: 'CONFIRMED' };
-    }),
+    });
+  },
 
   cancel: async (input: SagaStepInput, now) => {
     const reason = input.reason as CancellationReason;
