@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
+import { AlreadyCreated, ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
 import { type AppendMeta, type Loaded, retryOnConflict, TRANSACTION_ITEM_LIMIT } from '../shared/event-store';
 import { newId } from '../shared/ids';
 import { serialized } from '../shared/serialized';
@@ -67,8 +67,8 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   async function create(
     input: { sku: string; name: string; priceCents: number; stock: number },
     meta: AppendMeta,
+    productId = newId('prd'),
   ) {
-    const productId = newId('prd');
     const shardCount = shardCountFor(input.stock, settings);
     const decided = createProduct({ productId, ...input, shardCount, now: meta.now });
     const empty = new Map(decided.shards.map((s) => [s.shard, { state: NO_STOCK, version: 0 }]));
@@ -102,14 +102,25 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
    * partition keys), else from several; refused at once when this sandbox
    * knows the product is short.
    */
-  async function reserveStock(productId: string, quantity: number, meta: AppendMeta): Promise<Reservation> {
+  async function reserveStock(
+    productId: string,
+    quantity: number,
+    meta: AppendMeta,
+    reservationId = newId('res'),
+  ): Promise<Reservation> {
     const product = await requireProduct(productId);
-    const reservationId = newId('res');
     const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);
     const place = async (parts: ReservationPart[], loaded: ReadonlyMap<number, Loaded<Stock>>) => {
       const decision = reserve({ reservationId, productId, parts, expiresAt, now: meta.now });
       const none = { state: null, version: 0 };
-      await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
+      try {
+        await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
+      } catch (error) {
+        // The reservation exists: a repeat of the request that made it (its id derives from the key).
+        if (error instanceof ConcurrencyError && error.aggregateIds.includes(reservationId))
+          throw new AlreadyCreated(reservationId);
+        throw error;
+      }
       return reservationFold.evolve(null, decision.reservation[0]!)!;
     };
     return throttledWhenContended(async () => {

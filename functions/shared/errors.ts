@@ -32,3 +32,11 @@ export class ConcurrencyError extends Error {
     this.name = 'ConcurrencyError';
   }
 }
+
+/** Raised by a creating command that finds its aggregate already made: a repeat of its request (see `idempotentCreation`). */
+export class AlreadyCreated extends Error {
+  constructor(readonly aggregateId: string) {
+    super(`${aggregateId} exists already`);
+    this.name = 'AlreadyCreated';
+  }
+}

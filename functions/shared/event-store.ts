@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
@@ -31,6 +32,8 @@ export interface Loaded<State> {
 export interface AppendMeta {
   readonly now: Date;
   readonly correlationId?: string;
+  /** The fingerprint of the request that creates the aggregate, kept on its first item (see `idempotentCreation`). */
+  readonly requestHash?: string;
 }
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -91,6 +94,33 @@ export class AggregateStore<State, E extends DomainEvent> {
     return this.refold(aggregateId);
   }
 
+  /**
+   * The aggregate as its first append left it, and the fingerprint of the
+   * request that created it: what a repeat of that request is answered from.
+   * Only for aggregates created by a single event.
+   */
+  async first(aggregateId: string): Promise<{ state: State; event: E; requestHash?: string } | undefined> {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { [KEY.partition]: aggregateId, [KEY.sort]: 1 },
+        ConsistentRead: true,
+      }),
+    );
+    const item = Item as EventItem | undefined;
+    if (!item) return undefined;
+    const event = this.upcast(item);
+    const state =
+      item.foldVersion === this.fold.foldVersion && item.state !== undefined
+        ? (item.state as State)
+        : foldEvents(this.fold, this.fold.initial, [event]);
+    return {
+      state,
+      event,
+      ...(typeof item.requestHash === 'string' ? { requestHash: item.requestHash } : {}),
+    };
+  }
+
   /** Folds every event from the first: the path taken after `evolve` changed. */
   private async refold(aggregateId: string): Promise<Loaded<State>> {
     let state = this.fold.initial;
@@ -145,6 +175,7 @@ export class AggregateStore<State, E extends DomainEvent> {
         occurredAt: meta.now.toISOString(),
         ...(meta.correlationId ? { correlationId: meta.correlationId } : {}),
         ...(i === events.length - 1 ? { state, foldVersion: this.fold.foldVersion } : {}),
+        ...(expectedVersion + i === 0 && meta.requestHash ? { requestHash: meta.requestHash } : {}),
         ...this.indexAttributes?.(event, state),
       };
       return {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
@@ -5,9 +6,11 @@ import {
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { dynamo, env } from './aws';
-import { ClientError, validationError } from './errors';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { documents, dynamo, env } from './aws';
+import { AlreadyCreated, ClientError, ConcurrencyError, validationError } from './errors';
 import { errorResult, type HttpRequest, type HttpResult } from './http';
+import { newId } from './ids';
 
 const HEADER = 'idempotency-key';
 const IN_PROGRESS_WAIT_MS = [25, 50, 100, 200, 400, 800, 1600];
@@ -25,6 +28,99 @@ const store = () => {
   });
   return persistenceStore;
 };
+
+/** The header's value, checked; undefined when the request has none. */
+function idempotencyKey(request: HttpRequest): string | undefined {
+  const key = request.headers[HEADER];
+  if (key !== undefined && (key.length < 1 || key.length > 128)) {
+    throw validationError('Idempotency-Key must be 1 to 128 characters', [{ field: 'Idempotency-Key' }]);
+  }
+  return key;
+}
+
+const keyReused = () =>
+  new ClientError(409, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different body');
+
+/** What a creating command is given: the new aggregate's id, and the request's fingerprint for its first event. */
+export interface Creation {
+  readonly id: string;
+  readonly requestHash?: string;
+}
+
+/** The first response to a creation, rebuilt from the created aggregate's first event item. */
+export type FirstResponse = (
+  aggregateId: string,
+) => Promise<{ readonly requestHash?: string; readonly result: HttpResult } | undefined>;
+
+const REFUSAL_TTL_SECONDS = 24 * 60 * 60;
+
+/**
+ * Makes a POST that creates an aggregate honour `Idempotency-Key` with no
+ * write of its own on success. With a key, the new aggregate's id derives
+ * from the key (and the route and path it was sent to), its first event item
+ * carries the request's fingerprint, and its creation is conditional, as
+ * every first append is: a repeat finds it made and answers the first
+ * response, rebuilt from that item (the same key with another body is
+ * `409 IDEMPOTENCY_KEY_REUSED`). Concurrent repeats all try; one creates.
+ * A refusal the command decided (a 4xx, not 429) is remembered in the
+ * idempotency table for 24 hours and replayed, so that the answer stays the
+ * same even if the world changed. Compared with Powertools' record (written
+ * when the request starts and again when it ends), a keyed creation costs one
+ * read instead of two writes. Without the header the command simply runs.
+ */
+export function idempotentCreation<Input>(
+  prefix: string,
+  parse: (request: HttpRequest) => Input,
+  create: (input: Input, request: HttpRequest, creation: Creation) => Promise<HttpResult>,
+  firstResponse: FirstResponse,
+) {
+  return async (request: HttpRequest): Promise<HttpResult> => {
+    const input = parse(request);
+    const key = idempotencyKey(request);
+    if (key === undefined) return create(input, request, { id: newId(prefix) });
+    const scope = `${request.routeKey} ${request.path} ${key}`;
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify(request.body ?? null))
+      .digest('base64url');
+    const refusalKey = { id: `refusal ${scope}` };
+    const refused = await documents.send(
+      new GetCommand({ TableName: env('IDEMPOTENCY_TABLE'), Key: refusalKey, ConsistentRead: true }),
+    );
+    if (refused.Item) {
+      if (refused.Item.requestHash !== requestHash) throw keyReused();
+      return JSON.parse(String(refused.Item.result)) as HttpResult;
+    }
+    const id = `${prefix}_${createHash('sha256').update(scope).digest('hex').slice(0, 32)}`;
+    try {
+      return await create(input, request, { id, requestHash });
+    } catch (error) {
+      const repeated =
+        error instanceof AlreadyCreated ||
+        (error instanceof ConcurrencyError && error.aggregateIds.includes(id));
+      if (repeated) {
+        const first = await firstResponse(id);
+        if (!first) throw error;
+        if (first.requestHash !== requestHash) throw keyReused();
+        return first.result;
+      }
+      if (!(error instanceof ClientError) || error.status === 429) throw error;
+      // A decided refusal is the command's answer, remembered like a success.
+      const result = errorResult(error);
+      await documents.send(
+        new PutCommand({
+          TableName: env('IDEMPOTENCY_TABLE'),
+          Item: {
+            ...refusalKey,
+            requestHash,
+            result: JSON.stringify(result),
+            expiration: Math.floor(Date.now() / 1000) + REFUSAL_TTL_SECONDS,
+          },
+        }),
+      );
+      return result;
+    }
+  };
+}
 
 /**
  * Makes a POST honour `Idempotency-Key` (Powertools idempotency, DynamoDB
@@ -57,11 +153,8 @@ export function idempotentCommand<Input>(
 
   return async (request: HttpRequest): Promise<HttpResult> => {
     const input = parse(request);
-    const key = request.headers[HEADER];
+    const key = idempotencyKey(request);
     if (key === undefined) return execute(input, request);
-    if (key.length < 1 || key.length > 128) {
-      throw validationError('Idempotency-Key must be 1 to 128 characters', [{ field: 'Idempotency-Key' }]);
-    }
     config.registerLambdaContext(request.context);
     const call: IdempotentCall = {
       key: `${request.routeKey} ${request.path} ${key}`,
@@ -71,13 +164,7 @@ export function idempotentCommand<Input>(
       try {
         return await run(call, input, request);
       } catch (error) {
-        if (error instanceof IdempotencyValidationError) {
-          throw new ClientError(
-            409,
-            'IDEMPOTENCY_KEY_REUSED',
-            'this Idempotency-Key was used with a different body',
-          );
-        }
+        if (error instanceof IdempotencyValidationError) throw keyReused();
         const wait = IN_PROGRESS_WAIT_MS[attempt];
         // The first request with this key is still running: wait for its answer.
         if (error instanceof IdempotencyAlreadyInProgressError && wait !== undefined) {

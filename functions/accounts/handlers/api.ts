@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
-import { idempotentCommand } from '../../shared/idempotency';
-import { isId, newId } from '../../shared/ids';
-import { customerView, register } from '../domain';
+import { idempotentCreation } from '../../shared/idempotency';
+import { isId } from '../../shared/ids';
+import { type Customer, customerView, register } from '../domain';
 import { customers } from '../store';
 
 const store = customers();
@@ -14,16 +14,22 @@ const RegisterCustomer = z.strictObject({
   creditLimitCents: integer(0).optional(),
 });
 
+const registered = (customer: Customer) =>
+  json(201, customerView(customer), { location: `/customers/${customer.customerId}` });
+
 export const handler = httpHandler({
-  'POST /customers': idempotentCommand(
+  'POST /customers': idempotentCreation(
+    'cus',
     (request) => validate(RegisterCustomer, requireBody(request)),
-    async (input, { now, correlationId }) => {
-      const customerId = newId('cus');
-      const state = await store.append(customerId, 0, register({ customerId, ...input, now }), null, {
-        now,
-        correlationId,
-      });
-      return json(201, customerView(state!), { location: `/customers/${customerId}` });
+    async (input, { now, correlationId }, { id: customerId, requestHash }) => {
+      const events = register({ customerId, ...input, now });
+      return registered(
+        (await store.append(customerId, 0, events, null, { now, correlationId, requestHash }))!,
+      );
+    },
+    async (customerId) => {
+      const first = await store.first(customerId);
+      return first?.state ? { requestHash: first.requestHash, result: registered(first.state) } : undefined;
     },
   ),
 

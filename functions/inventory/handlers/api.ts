@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { env } from '../../shared/aws';
 import { notFound } from '../../shared/errors';
 import { type HttpRequest, httpHandler, integer, json, requireBody, validate } from '../../shared/http';
-import { idempotentCommand } from '../../shared/idempotency';
+import { idempotentCommand, idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
 import { inventoryCommands } from '../commands';
+import { productView, type Reservation } from '../domain';
 import { productReads } from '../reads';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
@@ -30,32 +31,48 @@ const productIdOf = ({ pathParameters }: HttpRequest) => {
 
 const meta = (request: HttpRequest) => ({ now: request.now, correlationId: request.correlationId });
 
+const created = (product: ReturnType<typeof productView>) =>
+  json(201, product, { location: `/products/${product.productId}` });
+
+const reserved = (r: Reservation) =>
+  json(
+    201,
+    {
+      reservationId: r.reservationId,
+      productId: r.productId,
+      quantity: r.quantity,
+      status: r.status,
+      expiresAt: r.expiresAt,
+    },
+    { location: `/products/${r.productId}/reservations/${r.reservationId}` },
+  );
+
 export const handler = httpHandler({
-  'POST /products': idempotentCommand(
+  'POST /products': idempotentCreation(
+    'prd',
     (request) => validate(CreateProduct, requireBody(request)),
-    async (input, request) => {
-      const product = await commands.create(input, meta(request));
-      return json(201, product, { location: `/products/${product.productId}` });
+    async (input, request, { id, requestHash }) =>
+      created(await commands.create(input, { ...meta(request), requestHash }, id)),
+    async (productId) => {
+      const first = await stores.products.first(productId);
+      if (!first?.state || first.event.type !== 'ProductCreated') return undefined;
+      // At its creation a product's whole stock was available.
+      const received = first.event.data.initialStock;
+      const stock = { available: received, reserved: 0, sold: 0, received };
+      return { requestHash: first.requestHash, result: created(productView(first.state, stock)) };
     },
   ),
 
   'GET /products/{productId}': async (request) => json(200, await reads.read(productIdOf(request))),
 
-  'POST /products/{productId}/reservations': idempotentCommand(
+  'POST /products/{productId}/reservations': idempotentCreation(
+    'res',
     (request) => ({ productId: productIdOf(request), ...validate(Quantity, requireBody(request)) }),
-    async ({ productId, quantity }, request) => {
-      const r = await commands.reserveStock(productId, quantity, meta(request));
-      return json(
-        201,
-        {
-          reservationId: r.reservationId,
-          productId,
-          quantity: r.quantity,
-          status: r.status,
-          expiresAt: r.expiresAt,
-        },
-        { location: `/products/${productId}/reservations/${r.reservationId}` },
-      );
+    async ({ productId, quantity }, request, { id, requestHash }) =>
+      reserved(await commands.reserveStock(productId, quantity, { ...meta(request), requestHash }, id)),
+    async (reservationId) => {
+      const first = await stores.reservations.first(reservationId);
+      return first?.state ? { requestHash: first.requestHash, result: reserved(first.state) } : undefined;
     },
   ),
 

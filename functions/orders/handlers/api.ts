@@ -11,10 +11,10 @@ import { inventoryStores } from '../../inventory/store';
 import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
-import { idempotentCommand } from '../../shared/idempotency';
-import { isId, newId } from '../../shared/ids';
+import { idempotentCreation } from '../../shared/idempotency';
+import { isId } from '../../shared/ids';
 import { logger, traced } from '../../shared/powertools';
-import { type OrderPlaced, orderView, place } from '../domain';
+import { type Order, type OrderPlaced, orderView, place } from '../domain';
 import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
 
@@ -77,6 +77,14 @@ async function customerExists(customerId: string) {
   return true;
 }
 
+/** The answer to a placed order: accepted, its saga under way. */
+const accepted = (order: Order) =>
+  json(
+    202,
+    { orderId: order.orderId, status: order.status, totalCents: order.totalCents },
+    { location: `/orders/${order.orderId}` },
+  );
+
 /** An order as its newest event item holds it: read-your-writes, no read model. */
 async function loadOrder(orderId: string) {
   if (!isId('ord', orderId)) throw notFound('order', String(orderId));
@@ -103,9 +111,10 @@ const PlaceOrder = z.strictObject({
 });
 
 export const handler = httpHandler({
-  'POST /orders': idempotentCommand(
+  'POST /orders': idempotentCreation(
+    'ord',
     (request) => validate(PlaceOrder, requireBody(request)),
-    async (input, { now, correlationId }) => {
+    async (input, { now, correlationId }, { id: orderId, requestHash }) => {
       const [customer, ...products] = await Promise.all([
         isId('cus', input.customerId) ? customerExists(input.customerId) : false,
         ...input.items.map((i) => (isId('prd', i.productId) ? inventory.loadProduct(i.productId) : null)),
@@ -120,15 +129,14 @@ export const handler = httpHandler({
         throw new ClientError(404, 'NOT_FOUND', 'the order names an unknown customer or product', missing);
       }
       const prices = new Map(products.map((p) => [p!.productId, p!.priceCents]));
-      const orderId = newId('ord');
       const events = place({ orderId, ...input, prices, sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS, now });
-      const order = (await orders.append(orderId, 0, events, null, { now, correlationId }))!;
+      const order = (await orders.append(orderId, 0, events, null, { now, correlationId, requestHash }))!;
       await startSaga(events[0], correlationId);
-      return json(
-        202,
-        { orderId, status: order.status, totalCents: order.totalCents },
-        { location: `/orders/${orderId}` },
-      );
+      return accepted(order);
+    },
+    async (orderId) => {
+      const first = await orders.first(orderId);
+      return first?.state ? { requestHash: first.requestHash, result: accepted(first.state) } : undefined;
     },
   ),
 
