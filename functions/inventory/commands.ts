@@ -6,7 +6,6 @@ import { serialized } from '../shared/serialized';
 import {
   createProduct,
   expire,
-  type HeldStock,
   NO_STOCK,
   type Product,
   planReservation,
@@ -191,8 +190,8 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     orderId: string,
     items: readonly { productId: string; quantity: number }[],
     meta: AppendMeta,
-  ): Promise<{ held: HeldStock[]; appends: ShardAppend[] } | { outOfStock: string[] }> {
-    const held: HeldStock[] = [];
+  ): Promise<{ parts: ReservationPart[][]; appends: ShardAppend[] } | { outOfStock: string[] }> {
+    const parts: ReservationPart[][] = [];
     const appends: ShardAppend[] = [];
     const outOfStock: string[] = [];
     for (const item of items) {
@@ -205,8 +204,8 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         outOfStock.push(item.productId);
         continue;
       }
+      parts.push(planned.parts);
       const reservationId = sagaReservationId(orderId, item.productId);
-      held.push({ productId: item.productId, reservationId, parts: planned.parts });
       appends.push(
         ...shardAppends(
           item.productId,
@@ -221,28 +220,31 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     // cancelling, the payment and the customer's credit); an order whose stock is spread over more shards
     // than that transaction holds cannot be taken whole, so its spread items count as out of stock.
     if (appends.length + ORDER_TRANSACTION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
-      return { outOfStock: held.filter((h) => h.parts.length > 1).map((h) => h.productId) };
+      return { outOfStock: items.filter((_, n) => parts[n]!.length > 1).map((item) => item.productId) };
     }
-    return { held, appends };
+    return { parts, appends };
   }
 
   /**
-   * The shard appends that turn an order's held stock into sold stock
-   * (`StockSold`) or give it back (`StockReleased`), to be written in one
-   * transaction with the order's confirmation or cancellation.
+   * The shard appends that turn an order's held stock (`parts`, item by item)
+   * into sold stock (`StockSold`) or give it back (`StockReleased`), to be
+   * written in one transaction with the order's confirmation or cancellation.
    */
   async function heldStockAppends(
     type: 'StockSold' | 'StockReleased',
-    heldStock: readonly HeldStock[],
+    order: { orderId: string; items: readonly { productId: string }[] },
+    parts: readonly (readonly ReservationPart[])[],
     meta: AppendMeta,
   ): Promise<ShardAppend[]> {
     const appends: ShardAppend[] = [];
-    for (const h of heldStock) {
+    for (const [i, { productId }] of order.items.entries()) {
+      const held = parts[i] ?? [];
       const loaded = await loadShards(
-        h.productId,
-        h.parts.map((p) => p.shard),
+        productId,
+        held.map((p) => p.shard),
       );
-      appends.push(...shardAppends(h.productId, shardEvents(type, h.reservationId, h.parts), loaded, meta));
+      const events = shardEvents(type, sagaReservationId(order.orderId, productId), held);
+      appends.push(...shardAppends(productId, events, loaded, meta));
     }
     return appends;
   }

@@ -114,14 +114,6 @@ export interface ReservationPart {
   readonly quantity: number;
 }
 
-/** Stock held for an order of the saga, item by item: what its shards' events carry, and where it came from. */
-export interface HeldStock {
-  readonly productId: string;
-  /** The id the shards' events carry for these units (derived from the order and the product). */
-  readonly reservationId: string;
-  readonly parts: readonly ReservationPart[];
-}
-
 /** VOID: a saga's reservation that compensation ruled out before it was made (stored by earlier versions; orders now hold their stock themselves). */
 export type ReservationStatus = 'RESERVED' | 'RELEASED' | 'EXPIRED' | 'COMMITTED' | 'VOID';
 

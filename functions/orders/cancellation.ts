@@ -30,7 +30,7 @@ export function orderCancellation(
       if (state?.status !== 'PENDING' || !mayCancel(state)) return undefined;
       const [payment, released] = await Promise.all([
         undoPayment(orderId, meta),
-        state.heldStock ? inventory.heldStockAppends('StockReleased', state.heldStock, meta) : [],
+        state.heldStock ? inventory.heldStockAppends('StockReleased', state, state.heldStock, meta) : [],
       ]);
       await inventory.append([
         orders.pending(orderId, version, cancel(state, reason, meta.now, payment.paymentId), state, meta),

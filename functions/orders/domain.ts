@@ -1,4 +1,4 @@
-import type { HeldStock } from '../inventory/domain';
+import type { ReservationPart } from '../inventory/domain';
 import type { DomainEvent, Fold } from '../shared/events';
 
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED';
@@ -9,6 +9,9 @@ export interface OrderItem {
   readonly quantity: number;
   readonly priceCents: number;
 }
+
+/** The stock shards each item's units came from, in the order of the items. */
+export type StockParts = readonly (readonly ReservationPart[])[];
 
 export interface Order {
   readonly orderId: string;
@@ -28,7 +31,7 @@ export interface Order {
    * appends is conditional on the order's version, so a step acting on a
    * stale order cannot land.
    */
-  readonly heldStock?: readonly HeldStock[];
+  readonly heldStock?: StockParts;
   /** When the saga must have finished; past it the order is cancelled with TIMEOUT. */
   readonly deadline: string;
   readonly createdAt: string;
@@ -50,7 +53,7 @@ export type OrderEvent =
       }
     >
   | DomainEvent<'OrderSagaStarted', { orderId: string; executionArn: string }>
-  | DomainEvent<'OrderStockReserved', { orderId: string; executionArn: string; items: HeldStock[] }>
+  | DomainEvent<'OrderStockReserved', { orderId: string; executionArn: string; parts: ReservationPart[][] }>
   | DomainEvent<'OrderConfirmed', { orderId: string; paymentId: string; confirmedAt: string }>
   | DomainEvent<
       'OrderCancelled',
@@ -86,7 +89,7 @@ export const orderFold: Fold<OrderState, OrderEvent> = {
       case 'OrderSagaStarted':
         return state && { ...state, sagaExecutionArn: event.data.executionArn };
       case 'OrderStockReserved':
-        return state && { ...state, sagaExecutionArn: event.data.executionArn, heldStock: event.data.items };
+        return state && { ...state, sagaExecutionArn: event.data.executionArn, heldStock: event.data.parts };
       case 'OrderConfirmed':
         return (
           state && {
@@ -170,7 +173,7 @@ export function beginSaga(order: Order, executionArn: string): { proceed: boolea
 export function reserveStock(
   order: Order,
   executionArn: string,
-  items: readonly HeldStock[],
+  parts: StockParts,
 ): OrderEvent[] | 'CANNOT_RESERVE' {
   if (order.status !== 'PENDING' || order.heldStock) return 'CANNOT_RESERVE';
   if (order.sagaExecutionArn !== undefined && order.sagaExecutionArn !== executionArn)
@@ -179,7 +182,7 @@ export function reserveStock(
     {
       type: 'OrderStockReserved',
       schemaVersion: 1,
-      data: { orderId: order.orderId, executionArn, items: [...items] },
+      data: { orderId: order.orderId, executionArn, parts: parts.map((p) => [...p]) },
     },
   ];
 }

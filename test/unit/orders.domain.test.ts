@@ -206,20 +206,16 @@ describe('orders domain', () => {
 
   describe('reserveStock', () => {
     const HELD = [
-      { productId: 'prd_a', reservationId: 'res_a', parts: [{ shard: 0, quantity: 2 }] },
-      {
-        productId: 'prd_b',
-        reservationId: 'res_b',
-        parts: [
-          { shard: 1, quantity: 1 },
-          { shard: 3, quantity: 0 },
-        ],
-      },
+      [{ shard: 0, quantity: 2 }],
+      [
+        { shard: 1, quantity: 1 },
+        { shard: 3, quantity: 0 },
+      ],
     ];
     const stockReserved = (executionArn = EXECUTION): OrderEvent => ({
       type: 'OrderStockReserved',
       schemaVersion: 1,
-      data: { orderId: ORDER_ID, executionArn, items: HELD },
+      data: { orderId: ORDER_ID, executionArn, parts: HELD },
     });
 
     it('claims a pending order for the execution and records the stock it holds, in one event', () => {

@@ -38,7 +38,7 @@ export const handler = sagaSteps({
         await orders.append(input.orderId, version, beginSaga(state, executionArn).events, state, meta);
         throw new SagaError('OutOfStock', `not enough stock of ${planned.outOfStock.join(', ')}`);
       }
-      const events = reserveStock(state, executionArn, planned.held);
+      const events = reserveStock(state, executionArn, planned.parts);
       if (events === 'CANNOT_RESERVE') return { proceed: false };
       await commands.append([
         orders.pending(input.orderId, version, events, state, meta),

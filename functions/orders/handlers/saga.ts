@@ -61,7 +61,7 @@ export const handler = sagaSteps({
       // Conditional on the order's version: a cancellation (which refunds the payment in its own
       // transaction) landing meanwhile fails it, and it fails the cancellation.
       const meta = { now, correlationId: input.correlationId };
-      const sold = await inventory.heldStockAppends('StockSold', state.heldStock, meta);
+      const sold = await inventory.heldStockAppends('StockSold', state, state.heldStock, meta);
       await inventory.append([orders.pending(input.orderId, version, events, state, meta), ...sold]);
       recordOutcome(state, 'Confirmed', now);
       return { status: 'CONFIRMED' };
