@@ -1,6 +1,12 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { askForConsumedCapacity, consumedReadUnits } from './capacity';
+import {
+  askForConsumedCapacity,
+  consumedReadUnits,
+  READ_OPERATIONS,
+  tablesWritten,
+  WRITE_OPERATIONS,
+} from './capacity';
 
 /**
  * The one AWS endpoint the local functions see (AWS_ENDPOINT_URL). AWS's JSON
@@ -31,42 +37,6 @@ export type WriteObserver = (
 
 /** A successful read: the read units it consumed per table (as DynamoDB reports them). */
 export type ReadObserver = (unitsByTable: ReadonlyMap<string, number>, operation: string) => void;
-
-const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
-
-const WRITE_OPERATIONS = new Set([
-  'PutItem',
-  'UpdateItem',
-  'DeleteItem',
-  'BatchWriteItem',
-  'TransactWriteItems',
-  'ExecuteStatement',
-  'BatchExecuteStatement',
-  'ExecuteTransaction',
-]);
-
-/** The tables a DynamoDB write touches, read from its input. */
-export function tablesWritten(operation: string, input: Record<string, unknown>): string[] {
-  switch (operation) {
-    case 'PutItem':
-    case 'UpdateItem':
-    case 'DeleteItem':
-      return [String(input.TableName)];
-    case 'BatchWriteItem':
-      return Object.keys((input.RequestItems as Record<string, unknown>) ?? {});
-    case 'TransactWriteItems':
-      return [
-        ...new Set(
-          ((input.TransactItems as Record<string, { TableName?: string }>[]) ?? []).flatMap((item) =>
-            Object.values(item).map((op) => String(op.TableName)),
-          ),
-        ),
-      ];
-    default:
-      // PartiQL: the table is inside the statement; wake every poller.
-      return ['*'];
-  }
-}
 
 export class AwsEndpoint {
   private server?: Server;

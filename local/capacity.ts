@@ -159,3 +159,41 @@ export function askForConsumedCapacity(body: Buffer): Buffer {
   const separator = rest.startsWith('}') ? '' : ',';
   return Buffer.from(`{"ReturnConsumedCapacity":"TOTAL"${separator}${rest}`, 'utf8');
 }
+
+/** The DynamoDB operations the counters bill as reads. */
+export const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+
+/** The DynamoDB operations that write (and so wake the table's stream pollers). */
+export const WRITE_OPERATIONS = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+  'ExecuteStatement',
+  'BatchExecuteStatement',
+  'ExecuteTransaction',
+]);
+
+/** The tables a DynamoDB write touches, read from its input. */
+export function tablesWritten(operation: string, input: Record<string, unknown>): string[] {
+  switch (operation) {
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [String(input.TableName)];
+    case 'BatchWriteItem':
+      return Object.keys((input.RequestItems as Record<string, unknown>) ?? {});
+    case 'TransactWriteItems':
+      return [
+        ...new Set(
+          ((input.TransactItems as Record<string, { TableName?: string }>[]) ?? []).flatMap((item) =>
+            Object.values(item).map((op) => String(op.TableName)),
+          ),
+        ),
+      ];
+    default:
+      // PartiQL: the table is inside the statement; wake every poller.
+      return ['*'];
+  }
+}
