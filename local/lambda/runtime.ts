@@ -388,14 +388,18 @@ export class LambdaRuntime {
     return sandbox;
   }
 
-  /** Takes a sandbox out of its pool for good, and lets waiting invocations start sandboxes in its place. */
-  private remove(sandbox: Sandbox) {
+  /**
+   * Takes a sandbox out of its pool for good, and (unless `refill` is false:
+   * the caller takes the room itself) lets waiting invocations start
+   * sandboxes in its place.
+   */
+  private remove(sandbox: Sandbox, refill = true) {
     const { pool } = sandbox;
     sandbox.state = 'stopped';
     pool.sandboxes.delete(sandbox);
     const at = pool.idle.indexOf(sandbox);
     if (at >= 0) pool.idle.splice(at, 1);
-    if (this.stopped) return;
+    if (this.stopped || !refill) return;
     this.fill(pool);
     for (const other of this.pools.values()) if (other !== pool) this.fill(other);
   }
@@ -431,12 +435,12 @@ export class LambdaRuntime {
     }
     if (!victim) return false;
     victim.pool.stats.reclaimed++;
-    this.stopSandbox(victim);
+    this.stopSandbox(victim, false);
     return true;
   }
 
-  private stopSandbox(sandbox: Sandbox) {
-    this.remove(sandbox);
+  private stopSandbox(sandbox: Sandbox, refill = true) {
+    this.remove(sandbox, refill);
     void sandbox.worker.terminate();
   }
 
@@ -572,6 +576,13 @@ export class LambdaRuntime {
     const ahead = pool.queue.length - pool.starting - canStart;
     if (ahead < 0) return 0;
     return ((ahead + 1) / Math.max(1, pool.sandboxes.size)) * (pool.recentMs ?? fallbackMs);
+  }
+
+  /** What admission control reads of a function's pool. */
+  load(functionId: string): { cap: number; recentMs: number | undefined; invocations: number } {
+    const pool = this.pools.get(functionId);
+    if (!pool) throw new Error(`no local function ${functionId}`);
+    return { cap: pool.cap, recentMs: pool.recentMs, invocations: pool.stats.invocations };
   }
 
   /** Each function's pool: its cap, sandboxes, queue and counters. */

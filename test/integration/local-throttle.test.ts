@@ -216,4 +216,33 @@ describe("the local HTTP API's throttling", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('the sandboxes of all functions stay within the total cap: an idle extra one of another function makes room', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'total-'));
+    writeFileSync(
+      join(dir, 'index.js'),
+      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 50));',
+    );
+    const spec = { codeDir: dir, handler: 'index.handler', memoryMb: 128, timeoutMs: 5_000, environment: {} };
+    const runtime = new LambdaRuntime(
+      [
+        { ...spec, logicalId: 'A' },
+        { ...spec, logicalId: 'B' },
+      ],
+      join(dir, 'logs'),
+      { maxSandboxesPerFunction: 4, maxSandboxes: 3 },
+    );
+    const total = () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0);
+    try {
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
+      expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('B', {})));
+      expect(total()).toBeLessThanOrEqual(3);
+      expect(runtime.sandboxes().A!.reclaimed).toBeGreaterThanOrEqual(1);
+      expect(runtime.sandboxes().B!.sandboxes).toBeGreaterThanOrEqual(2);
+    } finally {
+      await runtime.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
