@@ -9,12 +9,14 @@ import {
 } from './capacity';
 
 /**
- * The one AWS endpoint the local functions see (AWS_ENDPOINT_URL). AWS's JSON
+ * The local AWS endpoint (the functions' AWS_ENDPOINT_URL). AWS's JSON
  * protocols name the operation in `X-Amz-Target`: DynamoDB and DynamoDB
- * Streams calls are passed to DynamoDB Local untouched (and their writes
- * observed, to wake the stream pollers at once); other services are served by
- * the local implementations registered here. An operation nobody serves is
- * answered with an error, never forwarded to AWS.
+ * Streams calls are passed to DynamoDB Local untouched (and observed for the
+ * counters and to wake the stream pollers at once) — for clients outside the
+ * sandboxes (tests, the load tools): the functions call DynamoDB Local
+ * directly (AWS_ENDPOINT_URL_DYNAMODB) and meter their own calls; other
+ * services are served by the local implementations registered here. An
+ * operation nobody serves is answered with an error, never forwarded to AWS.
  */
 export type ServiceHandler = (operation: string, input: Record<string, unknown>) => Promise<unknown>;
 

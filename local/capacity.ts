@@ -1,6 +1,8 @@
 /**
  * DynamoDB's billing arithmetic, applied to the requests the local cloud
- * proxies, so that a run can be priced as AWS would bill it on demand.
+ * observes (the functions' own calls, metered in their sandboxes, and other
+ * clients' calls through the local AWS endpoint), so that a run can be
+ * priced as AWS would bill it on demand.
  *
  * Item size follows DynamoDB's documented rules: an attribute's name plus its
  * value; strings and binaries by their byte length, numbers by about one

@@ -120,6 +120,8 @@ export function installDynamoMeter(options: MeterOptions): Meter {
         try {
           input = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         } catch {
+          // Not the JSON the SDK sends: nothing to count, but some table changed.
+          wrote(['*']);
           return;
         }
         const second = Math.floor(Date.now() / 1000);

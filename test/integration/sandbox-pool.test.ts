@@ -24,8 +24,18 @@ interface RouteStats {
   refusedBy: Record<string, number>;
 }
 
+interface Units {
+  readUnits: number;
+  writeUnits: number;
+  transactionalReadUnits: number;
+  transactionalWriteUnits: number;
+}
+
 interface Stats {
   requests: Record<string, RouteStats>;
+  dynamodb: Record<string, Units>;
+  reads: Record<string, Record<string, number>>;
+  writes: Record<string, { operations: Record<string, number>; itemWrites: number }>;
   invocations: Record<string, { count: number }>;
   stepFunctions: { executions: number };
   admission: { maxQueueWaitMs: number; maxSagaBacklogMs: number };
@@ -63,6 +73,42 @@ describe('the local runtime: a pool of sandboxes per function', () => {
     expect(after.sandboxes).toBeLessThanOrEqual(after.cap);
     // ... and no sandbox, of any function, ever saw an invocation start while another ran in it.
     expect(Object.values(pools).map((p) => p.overlaps)).toEqual(Object.values(pools).map(() => 0));
+  });
+});
+
+describe("the functions' DynamoDB calls, metered in their sandboxes", () => {
+  const table = (s: Stats, prefix: string) => Object.keys(s.dynamodb).find((t) => t.startsWith(prefix));
+  const units = (s: Stats, name: string | undefined): Units =>
+    (name && s.dynamodb[name]) || {
+      readUnits: 0,
+      writeUnits: 0,
+      transactionalReadUnits: 0,
+      transactionalWriteUnits: 0,
+    };
+
+  test('count as the AWS endpoint counted them: units by item size, transactions doubled, reads as DynamoDB Local reports', async () => {
+    const product = await createProduct({ stock: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = await stats();
+    await createCustomer();
+    const reserved = await post(`/products/${product.productId}/reservations`, { quantity: 3 });
+    expect(reserved.status).toBe(201);
+    const after = await stats();
+
+    const accounts = table(after, 'AccountsEventsTable')!;
+    const inventory = table(after, 'InventoryEventsTable')!;
+    // A customer's first event: one PutItem of under 1 KB.
+    expect(units(after, accounts).writeUnits - units(before, accounts).writeUnits).toBe(1);
+    expect(
+      after.writes[accounts]!.operations.PutItem! - (before.writes[accounts]?.operations.PutItem ?? 0),
+    ).toBe(1);
+    // A reservation: one strongly consistent Query of the product (1 unit), then a transaction of
+    // two items (the shard's event and the reservation's), each 2 units in a transaction.
+    expect(units(after, inventory).readUnits - units(before, inventory).readUnits).toBe(1);
+    expect(
+      units(after, inventory).transactionalWriteUnits - units(before, inventory).transactionalWriteUnits,
+    ).toBe(4);
+    expect(after.reads[inventory]!.Query! - (before.reads[inventory]?.Query ?? 0)).toBe(1);
   });
 });
 
