@@ -105,12 +105,14 @@ export class AdmissionControl {
 
   /**
    * How long the sagas in flight, this one included, would take to run their
-   * steps: each execution invokes the Task functions (as many times per
-   * execution as they were invoked so far, one each before there is a
-   * history) and a function runs as many at once as its pool holds — summed
-   * over the functions, as on 2 cores they share the CPU rather than run
-   * side by side. A Task function with a queue wait past the bound counts as
-   * backlogged outright.
+   * steps. Each execution invokes the saga's Task functions (as many times per
+   * execution as they were invoked so far; once each before there is a
+   * history), and the executions in flight pass through them as through a
+   * pipeline: each function serves as many at once as its pool holds, at its
+   * recent duration (which, measured on the wall clock, already carries the
+   * CPU the functions share), so the slowest function sets the pace. A Task
+   * function whose queue wait is past `maxQueueWaitMs` counts as backlogged
+   * outright.
    */
   sagaBacklogMs(): number {
     const sagas = this.sagas!;
@@ -121,8 +123,11 @@ export class AdmissionControl {
         return Number.POSITIVE_INFINITY;
       const load = this.runtime.load(functionId);
       const invocations = load.invocations - (this.taskInvocationsAtStart.get(functionId) ?? 0);
-      const perExecution = executions < 10 ? 1 : Math.min(3, Math.max(0.5, invocations / executions));
-      perExecutionMs += (perExecution * (load.recentMs ?? UNKNOWN_DURATION_MS)) / load.cap;
+      const perExecution = executions < 10 ? 1 : Math.min(3, invocations / executions);
+      perExecutionMs = Math.max(
+        perExecutionMs,
+        (perExecution * (load.recentMs ?? UNKNOWN_DURATION_MS)) / load.cap,
+      );
     }
     return (sagas.runningCount + this.sagaRequests + 1) * perExecutionMs;
   }
