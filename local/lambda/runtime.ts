@@ -163,16 +163,20 @@ export interface LambdaRuntimeOptions {
 }
 
 /**
- * Sandboxes per function by default. Each one costs about 35–45 MB resident
- * (measured here: a worker thread with a function bundle loaded), and the
- * whole local stack — DynamoDB Local's JVM (~190 MB idle, ~300 MB busy), the
- * main process and one warm sandbox per function — must stay within 1 GB;
- * on 2 cores more than a few concurrent invocations of one function only
- * wait on DynamoDB Local anyway.
+ * Sandboxes per function by default: on 2 cores more than a few concurrent
+ * invocations of one function only wait on DynamoDB Local anyway.
  */
 export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 4;
-/** Sandboxes of all functions together by default (see DEFAULT_MAX_SANDBOXES_PER_FUNCTION). */
-export const DEFAULT_MAX_SANDBOXES = 16;
+/**
+ * Sandboxes of all functions together by default. Measured here, a sandbox
+ * costs about 25 MB resident fresh and about 40 MB once it has run a while
+ * (a busy one's heap and young generation); with 16 sandboxes, the main
+ * process reached 750 MB and the whole stack (with DynamoDB Local's JVM at
+ * 260 MB and the tsx launcher) 1,050 MB under the saga suite's burst of 200
+ * orders. 13 (one warm per function of this app's 11, and room for a few
+ * more) keeps the stack within 1 GB.
+ */
+export const DEFAULT_MAX_SANDBOXES = 13;
 /** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
 /** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
