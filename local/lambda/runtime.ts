@@ -144,7 +144,7 @@ interface Pool {
   starting: number;
   /** Invocations admitted and not finished (running or queued): what reserved concurrency bounds. */
   admitted: number;
-  /** Recent invocation duration (ms), an exponentially weighted mean; undefined before the first. */
+  /** Recent invocation duration (ms), an exponentially weighted mean of warm invocations; undefined before one. */
   recentMs: number | undefined;
   readonly stats: PoolStats;
 }
@@ -554,10 +554,13 @@ export class LambdaRuntime {
         if (timedOut && sandbox.state === 'busy') this.retire(sandbox);
         else this.release(sandbox);
         const durationMs = performance.now() - started;
-        pool.recentMs =
-          pool.recentMs === undefined
-            ? durationMs
-            : pool.recentMs + RECENT_WEIGHT * (durationMs - pool.recentMs);
+        // A sandbox's first invocation (modules, JIT and connections still cold) says little of the next.
+        if (sandbox.invocations > 1) {
+          pool.recentMs =
+            pool.recentMs === undefined
+              ? durationMs
+              : pool.recentMs + RECENT_WEIGHT * (durationMs - pool.recentMs);
+        }
         const record = { functionName: functionId, memoryMb: spec.memoryMb, durationMs, ok };
         for (const listener of this.listeners) listener(record);
       }
