@@ -582,7 +582,8 @@ export class LambdaRuntime {
     // Those ahead of it that the starting (or startable) sandboxes will not take wait for a busy one.
     const ahead = pool.queue.length - pool.starting - canStart;
     if (ahead < 0) return 0;
-    return ((ahead + 1) / Math.max(1, pool.sandboxes.size)) * (pool.recentMs ?? fallbackMs);
+    // They share the sandboxes the pool has and will start.
+    return ((ahead + 1) / Math.max(1, pool.sandboxes.size + canStart)) * (pool.recentMs ?? fallbackMs);
   }
 
   /** What admission control reads of a function's pool. */
