@@ -3,10 +3,12 @@ import type { LambdaRuntime } from './lambda/runtime';
 /** The bounds of admission control at the edge (see AdmissionControl). */
 export interface AdmissionOptions {
   /**
-   * A request is refused when its function's queue would keep it waiting
-   * longer than this, estimated from the queue, the pool's size and the
-   * function's recent invocation durations. Default 5,000 ms: well inside
-   * the functions' 10 s timeout and API Gateway's 30 s.
+   * A request is refused while its function's queue holds an invocation that
+   * has waited longer than this for a sandbox (the queue's delay, measured:
+   * a burst of quick requests is served, a queue that keeps growing is cut).
+   * An admitted request then waits about this long at most, so it is
+   * answered well inside a client's 10 s timeout, the functions' 10 s and
+   * API Gateway's 30 s. Default 3,000 ms.
    */
   readonly maxQueueWaitMs?: number;
   /**
@@ -19,7 +21,7 @@ export interface AdmissionOptions {
   readonly maxSagaBacklogMs?: number;
 }
 
-export const DEFAULT_MAX_QUEUE_WAIT_MS = 5_000;
+export const DEFAULT_MAX_QUEUE_WAIT_MS = 3_000;
 export const DEFAULT_MAX_SAGA_BACKLOG_MS = 10_000;
 /** A function's duration before it has run (an estimate has to start somewhere). */
 const UNKNOWN_DURATION_MS = 50;
@@ -97,8 +99,7 @@ export class AdmissionControl {
 
   /** Why `route` cannot take a request now, or undefined when it can. */
   check(route: AdmittedRoute): Refusal | undefined {
-    if (this.runtime.estimatedWaitMs(route.functionId, UNKNOWN_DURATION_MS) > this.options.maxQueueWaitMs)
-      return 'queue';
+    if (this.runtime.queueDelayMs(route.functionId) > this.options.maxQueueWaitMs) return 'queue';
     if (this.startsSaga(route) && this.sagaBacklogMs() > this.options.maxSagaBacklogMs) return 'saga';
     return undefined;
   }
@@ -111,7 +112,7 @@ export class AdmissionControl {
    * pipeline: each function serves as many at once as its pool holds, at its
    * recent duration (which, measured on the wall clock, already carries the
    * CPU the functions share), so the slowest function sets the pace. A Task
-   * function whose queue wait is past `maxQueueWaitMs` counts as backlogged
+   * function whose queue delay is past `maxQueueWaitMs` counts as backlogged
    * outright.
    */
   sagaBacklogMs(): number {
@@ -119,7 +120,7 @@ export class AdmissionControl {
     const executions = sagas.executionsStarted;
     let perExecutionMs = 0;
     for (const functionId of sagas.taskFunctionIds) {
-      if (this.runtime.estimatedWaitMs(functionId, UNKNOWN_DURATION_MS) > this.options.maxQueueWaitMs)
+      if (this.runtime.queueDelayMs(functionId) > this.options.maxQueueWaitMs)
         return Number.POSITIVE_INFINITY;
       const load = this.runtime.load(functionId);
       const invocations = load.invocations - (this.taskInvocationsAtStart.get(functionId) ?? 0);

@@ -112,6 +112,8 @@ interface Sandbox {
 }
 
 interface Waiter {
+  /** When it joined the queue (performance.now()). */
+  since: number;
   grant: (sandbox: Sandbox) => void;
   fail: (error: Error) => void;
 }
@@ -468,7 +470,7 @@ export class LambdaRuntime {
       return Promise.resolve(idle);
     }
     return new Promise((resolve, reject) => {
-      pool.queue.push({ grant: resolve, fail: reject });
+      pool.queue.push({ since: performance.now(), grant: resolve, fail: reject });
       pool.stats.mostQueued = Math.max(pool.stats.mostQueued, pool.queue.length - pool.starting);
       this.fill(pool);
     });
@@ -568,22 +570,13 @@ export class LambdaRuntime {
   }
 
   /**
-   * How long a new invocation of the function would wait for a sandbox, in
-   * ms, estimated: none while a sandbox is idle or another may start; else
-   * its place in the queue over the pool's size, times the recent duration.
+   * How long the function's oldest waiting invocation has waited for a
+   * sandbox so far, in ms (0 when none waits): the queue's delay as measured,
+   * whatever the invocations ahead of it take.
    */
-  estimatedWaitMs(functionId: string, fallbackMs = 100): number {
-    const pool = this.pools.get(functionId);
-    if (!pool || pool.idle.length > 0) return 0;
-    const canStart = Math.max(
-      0,
-      Math.min(pool.cap - pool.sandboxes.size, this.maxSandboxes - this.sandboxCount),
-    );
-    // Those ahead of it that the starting (or startable) sandboxes will not take wait for a busy one.
-    const ahead = pool.queue.length - pool.starting - canStart;
-    if (ahead < 0) return 0;
-    // They share the sandboxes the pool has and will start.
-    return ((ahead + 1) / Math.max(1, pool.sandboxes.size + canStart)) * (pool.recentMs ?? fallbackMs);
+  queueDelayMs(functionId: string): number {
+    const head = this.pools.get(functionId)?.queue[0];
+    return head ? performance.now() - head.since : 0;
   }
 
   /** What admission control reads of a function's pool. */
