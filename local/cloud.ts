@@ -36,10 +36,10 @@ export interface LocalCloudOptions {
   readonly echoFunctionLogs?: boolean;
   /**
    * Sandboxes per function at most (a function with reserved concurrency has
-   * that many instead); default 4. Each costs about 25–40 MB resident.
+   * that many instead); default 4. Each costs about 25–50 MB resident.
    */
   readonly maxSandboxesPerFunction?: number;
-  /** Sandboxes of all functions at most (never below one per function); default 13 (memory: see DEFAULT_MAX_SANDBOXES). */
+  /** Sandboxes of all functions at most (never below one per function); default 12 (memory: see DEFAULT_MAX_SANDBOXES). */
   readonly maxSandboxes?: number;
   /** Admission control's bounds at the HTTP API (see local/admission.ts); they can be changed at run time. */
   readonly admission?: AdmissionOptions;

@@ -171,14 +171,14 @@ export interface LambdaRuntimeOptions {
 export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 4;
 /**
  * Sandboxes of all functions together by default. Measured here, a sandbox
- * costs about 25 MB resident fresh and about 40 MB once it has run a while
- * (a busy one's heap and young generation); with 16 sandboxes, the main
- * process reached 750 MB and the whole stack (with DynamoDB Local's JVM at
- * 260 MB and the tsx launcher) 1,050 MB under the saga suite's burst of 200
- * orders. 13 (one warm per function of this app's 11, and room for a few
- * more) keeps the stack within 1 GB.
+ * costs about 25 MB resident fresh and 40–50 MB once it has run a while (its
+ * heap and young generation grown). Under the integration suite (bursts of
+ * 200 orders), 16 sandboxes took the main process to 750 MB and the whole
+ * stack (with DynamoDB Local's JVM at 260 MB and the tsx launcher at 44 MB)
+ * to 1,050 MB; 13 still peaked at 1,020 MB. 12 (one warm per function of
+ * this app's 11, and room for one more) keeps the stack within 1 GB.
  */
-export const DEFAULT_MAX_SANDBOXES = 13;
+export const DEFAULT_MAX_SANDBOXES = 12;
 /** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
 /** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
