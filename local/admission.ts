@@ -7,8 +7,10 @@ export interface AdmissionOptions {
    * has waited longer than this for a sandbox (the queue's delay, measured:
    * a burst of quick requests is served, a queue that keeps growing is cut).
    * An admitted request then waits about this long at most, so it is
-   * answered well inside a client's 10 s timeout, the functions' 10 s and
-   * API Gateway's 30 s. Default 3,000 ms.
+   * answered inside a client's 10 s timeout (the load tools'), the
+   * functions' 10 s and API Gateway's 30 s. Default 5,000 ms: a busy 2-core
+   * machine serves the test suite's bursts (25 products × 4 large
+   * reservations, 200 orders) within it; 3,000 refused some of them.
    */
   readonly maxQueueWaitMs?: number;
   /**
@@ -21,7 +23,7 @@ export interface AdmissionOptions {
   readonly maxSagaBacklogMs?: number;
 }
 
-export const DEFAULT_MAX_QUEUE_WAIT_MS = 3_000;
+export const DEFAULT_MAX_QUEUE_WAIT_MS = 5_000;
 export const DEFAULT_MAX_SAGA_BACKLOG_MS = 10_000;
 /** A function's duration before it has run (an estimate has to start somewhere). */
 const UNKNOWN_DURATION_MS = 50;
