@@ -288,10 +288,18 @@ export class LambdaRuntime {
 
   /** Starts one sandbox per function now rather than on first use (so the first request is not a cold start). */
   async warmAll() {
+    await this.warm(this.pools.keys());
+  }
+
+  /** Starts a sandbox of each of `functionIds` that has none yet, and waits until they are ready. */
+  async warm(functionIds: Iterable<string>) {
     await Promise.all(
-      [...this.pools.values()].map((pool) => {
-        if (pool.sandboxes.size > 0) return undefined;
-        return this.start(pool).ready;
+      [...new Set(functionIds)].map((id) => {
+        const pool = this.pools.get(id);
+        if (!pool) throw new Error(`no local function ${id}`);
+        const starting = [...pool.sandboxes].find((s) => s.state === 'starting');
+        if (starting) return starting.ready;
+        return pool.sandboxes.size > 0 ? undefined : this.start(pool).ready;
       }),
     );
   }
