@@ -218,7 +218,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
-      eventBridge: bus.stats,
+      eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),
     }));
@@ -233,6 +233,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         stepFunctions.stats[key] = 0;
       }
       for (const key of Object.keys(bus.stats) as (keyof typeof bus.stats)[]) bus.stats[key] = 0;
+      bus.eventsByType.clear();
+      for (const poller of pollers) {
+        for (const key of Object.keys(poller.stats) as (keyof typeof poller.stats)[]) poller.stats[key] = 0;
+      }
       return { reset: true };
     });
 
