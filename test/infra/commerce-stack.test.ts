@@ -286,7 +286,7 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
 
   test('every table has the stage’s removal policy and point-in-time recovery, and is encrypted', () => {
     const tables = ofType('AWS::DynamoDB::Table');
-    expect(tables).toHaveLength(9);
+    expect(tables).toHaveLength(6);
     for (const [, table] of tables) {
       expect(table.DeletionPolicy).toBe(config.removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete');
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({
@@ -623,7 +623,7 @@ describe.each(STAGES)('least privilege on the %s stage', (stage) => {
     const routes = ofType('AWS::ApiGatewayV2::Route');
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(14);
+    expect(functions.length).toBe(11);
     for (const [fnId, fn] of functions) {
       const [roleId] = [...referencedIds(fn.Properties?.Role)];
       const wired = new Set<string>([

@@ -79,26 +79,34 @@ const RETRY_DELAYS_MS = [50, 200, 800];
  * the refused one that EventBridge did accept are put again on the retry: at
  * least once, as every consumer of the bus expects.
  */
-export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-  const busName = env('EVENT_BUS_NAME');
-  const outgoing = outgoingOf(stream, busName);
+export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
+  publish(outgoingOf(stream, env('EVENT_BUS_NAME')), (entries) =>
+    eventBridge.send(new PutEventsCommand({ Entries: entries })),
+  );
+
+/** The relay's loop, with the `PutEvents` call (and the retry delays) given: see `handler`. */
+export async function publish(
+  outgoing: readonly Outgoing[],
+  putEvents: (entries: PutEventsRequestEntry[]) => Promise<PutEventsCommandOutput>,
+  retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
+): Promise<DynamoDBBatchResponse> {
   for (let i = 0; i < outgoing.length; i += BATCH) {
     let pending = outgoing.slice(i, i + BATCH);
     for (let attempt = 0; pending.length > 0; attempt++) {
       let result: PutEventsCommandOutput;
       try {
-        result = await eventBridge.send(new PutEventsCommand({ Entries: pending.map((o) => o.entry) }));
+        result = await putEvents(pending.map((o) => o.entry));
       } catch (error) {
         // The SDK has retried already (maxAttempts): the records before this chunk's first pending one are done.
-        logger.error('events not published', { failed: pending.length, error: error as Error, bus: busName });
+        logger.error('events not published', { failed: pending.length, error: error as Error });
         return { batchItemFailures: [{ itemIdentifier: pending[0]!.sequenceNumber }] };
       }
       if (!result.FailedEntryCount) break;
       const refused = pending.filter((_, n) => result.Entries?.[n]?.ErrorCode);
-      const delay = RETRY_DELAYS_MS[attempt];
+      const delay = retryDelaysMs[attempt];
       if (delay === undefined) {
         const errors = result.Entries?.filter((e) => e.ErrorCode);
-        logger.error('events not published', { failed: refused.length, errors, bus: busName });
+        logger.error('events not published', { failed: refused.length, errors });
         return { batchItemFailures: [{ itemIdentifier: refused[0]!.sequenceNumber }] };
       }
       pending = refused;
@@ -106,4 +114,4 @@ export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatc
     }
   }
   return { batchItemFailures: [] };
-};
+}
