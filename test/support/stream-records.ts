@@ -19,7 +19,7 @@ export const eventItem = (aggregateType: string, type: string, version = 1) => (
 export function streamRecord(
   eventName: 'INSERT' | 'MODIFY' | 'REMOVE',
   item: Record<string, unknown>,
-): Record<string, unknown> & { dynamodb: { SequenceNumber: string } } {
+): Record<string, unknown> & { dynamodb: Record<string, unknown> & { SequenceNumber: string } } {
   const SequenceNumber = String(sequence++).padStart(21, '0');
   return {
     eventID: `e${SequenceNumber}`,
