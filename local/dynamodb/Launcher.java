@@ -1,9 +1,13 @@
 // Starts AWS's DynamoDB Local in memory, listening only on 127.0.0.1.
 //
-// Run as a single-file source program (JEP 330), with DynamoDB Local's jars on
-// the class path and sqlite4java's native library on java.library.path:
+// Compiled once into local/.cache/dynamodb-launcher by local/dynamodb.ts (at
+// `npm ci`, or at the first start), and run with DynamoDB Local's jars on the
+// class path and sqlite4java's native library on java.library.path:
 //
-//   java -Djava.library.path=LIB -cp 'LIB/*' Launcher.java PORT [HOST]
+//   java -Djava.library.path=LIB -cp 'LIB/*:CLASSES' Launcher PORT [HOST]
+//
+// It also runs as a single-file source program (JEP 330), `... -cp 'LIB/*'
+// Launcher.java PORT [HOST]`, at the cost of compiling it at every start.
 //
 // PORT 0 picks a free port. When the server listens, one line "READY <port>"
 // is printed on stdout; everything DynamoDB Local itself prints goes to
