@@ -20,6 +20,8 @@ export interface StartDynamoDbLocalOptions {
   port?: number;
   /** JVM heap ceiling (-Xmx) in MiB; default 256. */
   heapMb?: number;
+  /** JVM tuning flags in place of `defaultJvmFlags(heapMb)` (scripts/bench-dynamodb-local.ts compares them). */
+  jvmFlags?: readonly string[];
 }
 
 const HOST = '127.0.0.1';
@@ -104,18 +106,19 @@ function javaBinary(): string {
 }
 
 /**
- * JVM flags for a small, quick-starting server on a 2-core machine: a capped
- * heap, the serial collector (no GC threads to compete with the tests), a
- * small thread stack, and IPv4 sockets so the listener is a plain
- * 127.0.0.1 socket. The JIT is left at full tiering: C1-only starts no faster
- * here and loses steady throughput.
+ * JVM tuning flags for a small, quick-starting server on a 2-core machine, with
+ * a heap ceiling of `heapMb`: a capped heap, the serial collector (no GC
+ * threads to compete with the tests), a small thread stack. The JIT is left
+ * at full tiering: C1-only starts no faster here and loses steady throughput.
+ * (jvmArgs adds IPv4 sockets, so the listener is a plain 127.0.0.1 socket.)
  */
-function jvmArgs(libDir: string, classDir: string, heapMb: number): string[] {
+export function defaultJvmFlags(heapMb: number): string[] {
+  return [`-Xmx${heapMb}m`, '-Xms32m', '-Xss512k', '-XX:+UseSerialGC'];
+}
+
+function jvmArgs(libDir: string, classDir: string, flags: readonly string[]): string[] {
   return [
-    `-Xmx${heapMb}m`,
-    '-Xms32m',
-    '-Xss512k',
-    '-XX:+UseSerialGC',
+    ...flags,
     '-XX:+ExitOnOutOfMemoryError',
     '-Djava.net.preferIPv4Stack=true',
     `-Djava.library.path=${libDir}`,
@@ -142,7 +145,12 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
   const { libDir, classDir } = await prepareDynamoDbLocal();
   const child: ChildProcessWithoutNullStreams = spawn(
     javaBinary(),
-    [...jvmArgs(libDir, classDir, heapMb), 'Launcher', String(requestedPort), HOST],
+    [
+      ...jvmArgs(libDir, classDir, options.jvmFlags ?? defaultJvmFlags(heapMb)),
+      'Launcher',
+      String(requestedPort),
+      HOST,
+    ],
     {
       env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },
       stdio: ['pipe', 'pipe', 'pipe'],
