@@ -11,7 +11,7 @@ import { defaultJvmFlags, startDynamoDbLocal } from '../local/dynamodb';
  * and after, and its resident memory at the end.
  *
  *   npx tsx scripts/bench-dynamodb-local.ts --calls 5000 --repeat 3 \
- *     --variant "default" --variant "-Xmx256m -Xms32m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+ *     --variant=default --variant="-Xmx256m -Xms32m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
  *
  * A variant is a space-separated list of JVM flags, or "default". Variants are
  * interleaved across repeats, so that a neighbour's load spreads over all.

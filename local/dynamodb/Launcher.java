@@ -40,6 +40,7 @@ import java.lang.reflect.Method;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.AbstractLocalDynamoDBServerHandler;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
@@ -73,6 +74,7 @@ public class Launcher {
     ServerConnector connector = (ServerConnector) connectors[0];
     connector.setHost(host);
     connector.setPort(port);
+    sizeThreadPool(server);
 
     indexStreamRecords(proxy);
 
@@ -158,6 +160,26 @@ public class Launcher {
               }
             })
         .get();
+  }
+
+  /**
+   * Jetty's request threads: `new Server(port)` gives a pool of 8 to 200
+   * threads. -Dlauncher.minThreads, -Dlauncher.maxThreads and
+   * -Dlauncher.reservedThreads (Jetty's threads kept spinning for the next
+   * task; -1: its default) set it when given.
+   */
+  private static void sizeThreadPool(Server server) {
+    if (!(server.getThreadPool() instanceof QueuedThreadPool)) return;
+    QueuedThreadPool pool = (QueuedThreadPool) server.getThreadPool();
+    Integer max = Integer.getInteger("launcher.maxThreads");
+    Integer min = Integer.getInteger("launcher.minThreads");
+    Integer reserved = Integer.getInteger("launcher.reservedThreads");
+    if (max != null) {
+      pool.setMinThreads(Math.min(pool.getMinThreads(), max));
+      pool.setMaxThreads(max);
+    }
+    if (min != null) pool.setMinThreads(min);
+    if (reserved != null) pool.setReservedThreads(reserved);
   }
 
   private static Object readField(Object target, Class<?> owner, String name) throws Exception {
