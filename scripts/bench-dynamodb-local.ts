@@ -23,6 +23,8 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '1' },
     variant: { type: 'string', multiple: true, default: ['default'] },
+    // put-get: PutItem and GetItem; transact: two-item TransactWriteItems and a consistent Query.
+    workload: { type: 'string', default: 'put-get' },
   },
 });
 
@@ -41,7 +43,26 @@ async function calls(client: DynamoJsonClient, n: number, concurrency: number, o
     while (next < n) {
       const i = next++;
       const id = `item-${(offset + i) % 1000}`;
-      if (i % 2 === 0) {
+      if (values.workload === 'transact') {
+        if (i % 2 === 0) {
+          await client.call('DynamoDB_20120810.TransactWriteItems', {
+            TransactItems: [0, 1].map((k) => ({
+              Put: {
+                TableName: 'bench',
+                Item: { id: { S: `${id}-${k}` }, n: { N: String(i) }, payload: { S: 'x'.repeat(200) } },
+              },
+            })),
+          });
+        } else {
+          await client.call('DynamoDB_20120810.Query', {
+            TableName: 'bench',
+            KeyConditionExpression: 'id = :id',
+            ExpressionAttributeValues: { ':id': { S: `${id}-0` } },
+            ConsistentRead: true,
+            Limit: 1,
+          });
+        }
+      } else if (i % 2 === 0) {
         await client.call('DynamoDB_20120810.PutItem', {
           TableName: 'bench',
           Item: { id: { S: id }, n: { N: String(i) }, payload: { S: 'x'.repeat(200) } },
@@ -91,7 +112,9 @@ async function main() {
       );
     }
   }
-  console.log(`\nsummary (${values.calls} calls, concurrency ${values.concurrency}; min / median / max):`);
+  console.log(
+    `\nsummary (${values.workload}, ${values.calls} calls, concurrency ${values.concurrency}; min / median / max):`,
+  );
   for (const [i, rs] of results) {
     const stats = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
