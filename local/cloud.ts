@@ -74,7 +74,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
   /** Milliseconds of each start-up phase. */
   const phases: Record<string, number> = {};
   const stoppers: (() => Promise<void> | void)[] = [];
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     for (const s of stoppers.reverse()) await s();
     stoppers.length = 0;
   };
@@ -206,7 +208,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     // steps, sweepers) start meanwhile, and an invocation waits for its sandbox if it comes first.
     // A sandbox that cannot start fails its invocations, as it would at start.
     await timed('apiSandboxes', runtime.warm(routes.map((r) => r.functionId)));
-    runtime.warmAll().catch((error: Error) => log(`a function sandbox failed to start: ${error.message}`));
+    runtime.warmAll().catch((error: Error) => {
+      // Stopping while they start ends them: not a failure.
+      if (!stopping) log(`a function sandbox failed to start: ${error.message}`);
+    });
     for (const poller of pollers) poller.start();
     stoppers.push(() => Promise.all(pollers.map((p) => p.stop())).then(() => undefined));
     bus.startSchedules(options.scheduleIntervalMs);
