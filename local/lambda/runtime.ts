@@ -136,7 +136,12 @@ export class LambdaRuntime {
 
   /** Starts every sandbox now rather than on first use (so the first request is not a cold start). */
   async warmAll() {
-    await Promise.all([...this.specs.keys()].map((id) => this.sandbox(id).ready));
+    await this.warm([...this.specs.keys()]);
+  }
+
+  /** Starts the sandboxes of `functionIds` (if not started yet) and waits until they are ready. */
+  async warm(functionIds: Iterable<string>) {
+    await Promise.all([...new Set(functionIds)].map((id) => this.sandbox(id).ready));
   }
 
   private sandbox(functionId: string): Sandbox {
