@@ -67,7 +67,13 @@ export class CommerceStack extends Stack {
     const payments = new PaymentsService(this, 'Payments', shared);
     const outbox = new Outbox(this, 'Outbox', {
       config,
-      eventTables: [accounts.events, inventory.events, orders.events, payments.events],
+      eventTables: {
+        Customer: accounts.events,
+        Product: inventory.events,
+        Reservation: inventory.events,
+        Order: orders.events,
+        Payment: payments.events,
+      },
     });
     const saga = new OrderSaga(this, 'Saga', {
       config,

@@ -3,7 +3,7 @@ import { AdmissionControl, type AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { DynamoJsonClient } from './dynamo-client';
-import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from './dynamodb';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
 import { LocalHttpApi, routeSpecs } from './http-api';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
@@ -81,17 +81,27 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
   // Each assembly's cloud keeps its own logs and dead letters, so that test clouds and `npm start` do not mix.
   const workDir = options.workDir ?? join(CACHE_DIR, 'run', basename(assemblyPath));
   const started = performance.now();
+  /** Milliseconds of each start-up phase. */
+  const phases: Record<string, number> = {};
   const stoppers: (() => Promise<void> | void)[] = [];
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
     for (const s of stoppers.reverse()) await s();
     stoppers.length = 0;
   };
 
   try {
-    installDynamoDbLocal();
+    // DynamoDB Local (its jars fetched and launcher compiled if `npm ci` could not) and the synth at once.
+    const timed = async <T>(phase: string, work: Promise<T>) => {
+      const t0 = performance.now();
+      const result = await work;
+      phases[phase] = Math.round(performance.now() - t0);
+      return result;
+    };
     const [dynamoLocal, assemblyDir] = await Promise.all([
-      startDynamoDbLocal(),
-      synthesize(assemblyPath, context, log),
+      timed('dynamodbLocal', startDynamoDbLocal()),
+      timed('synth', synthesize(assemblyPath, context, log)),
     ]);
     stoppers.push(() => (dynamoLocal as DynamoDbLocal).stop());
     const assembly = readAssembly(assemblyDir);
@@ -107,7 +117,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
 
     const dynamo = new DynamoJsonClient(dynamoLocal.port);
     stoppers.push(() => dynamo.close());
-    const tables = await createTables(assembly, resolver(assembly), dynamo);
+    const tables = await timed('tables', createTables(assembly, resolver(assembly), dynamo));
     const resolve = resolver(
       assembly,
       new Map([...tables].flatMap(([id, t]) => (t.streamArn ? [[id, t.streamArn] as const] : []))),
@@ -240,15 +250,18 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       },
       options.admission,
     );
-    const api = new LocalHttpApi(
-      routeSpecs(assembly, resolve, runtime, stageThrottles(assembly)),
-      runtime,
-      log,
-      admission,
-    );
+    const routes = routeSpecs(assembly, resolve, runtime, stageThrottles(assembly));
+    const api = new LocalHttpApi(routes, runtime, log, admission);
     api.onRequest((r) => telemetry.request(r));
 
-    await runtime.warmAll();
+    // The API's functions are warm before the first request; the others (stream consumers, saga
+    // steps, sweepers) start meanwhile, and an invocation waits for its sandbox if it comes first.
+    // A sandbox that cannot start fails its invocations, as it would at start.
+    await timed('apiSandboxes', runtime.warm(routes.map((r) => r.functionId)));
+    runtime.warmAll().catch((error: Error) => {
+      // Stopping while they start ends them: not a failure.
+      if (!stopping) log(`a function sandbox failed to start: ${error.message}`);
+    });
     for (const poller of pollers) poller.start();
     stoppers.push(() => Promise.all(pollers.map((p) => p.stop())).then(() => undefined));
     bus.startSchedules(options.scheduleIntervalMs);
@@ -269,7 +282,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
-      eventBridge: bus.stats,
+      eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),
       admission: admission.settings,
@@ -291,6 +304,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         stepFunctions.stats[key] = 0;
       }
       for (const key of Object.keys(bus.stats) as (keyof typeof bus.stats)[]) bus.stats[key] = 0;
+      bus.eventsByType.clear();
+      for (const poller of pollers) {
+        for (const key of Object.keys(poller.stats) as (keyof typeof poller.stats)[]) poller.stats[key] = 0;
+      }
       return { reset: true };
     });
 
@@ -300,6 +317,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       dynamoEndpoint: dynamoLocal.endpoint,
       dynamoPid: dynamoLocal.pid,
       startupMs: performance.now() - started,
+      startupPhases: phases,
       wiring,
       assembly,
       stats: () => telemetry.snapshot(),

@@ -50,7 +50,9 @@ async function main() {
       `[local] ${wiring.functions.length} functions, ${wiring.routes.length} routes, ${wiring.tables.length} tables, ` +
         `${wiring.eventSourceMappings.length} stream mappings, ${wiring.rules.length} rules`,
       `[local] AWS endpoint (DynamoDB, EventBridge) ${cloud.awsEndpoint}; counters at ${cloud.awsEndpoint}/_local/stats`,
-      `[local] started in ${(cloud.startupMs / 1000).toFixed(1)} s`,
+      `[local] started in ${(cloud.startupMs / 1000).toFixed(1)} s (${Object.entries(cloud.startupPhases)
+        .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
+        .join(', ')})`,
       `[local] API listening on ${cloud.url}`,
     ].join('\n'),
   );

@@ -1,10 +1,52 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Where the local cloud keeps what it fetches (git-ignored). */
 export const CACHE_DIR = join(__dirname, '.cache');
+
+const pomHashOf = (pomDir: string) =>
+  createHash('sha256')
+    .update(readFileSync(join(pomDir, 'pom.xml')))
+    .digest('hex');
+
+/** The marker `fetchMavenDependencies` leaves in `outDir`; it changes when the pom does. */
+export const fetchedMarker = (outDir: string) => join(outDir, '.complete');
+
+/** Whether `outDir` holds the dependencies of the pom in `pomDir` as it is now. */
+export function isFetched(pomDir: string, outDir: string): boolean {
+  const marker = fetchedMarker(outDir);
+  return existsSync(marker) && readFileSync(marker, 'utf8').split('\n')[1] === pomHashOf(pomDir);
+}
+
+function mavenCommand(pomDir: string, outDir: string) {
+  return {
+    args: [
+      '-q',
+      '-B',
+      '-f',
+      join(pomDir, 'pom.xml'),
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${outDir}`,
+      '-Dmdep.useRepositoryLayout=false',
+    ],
+    // The caller's MAVEN_OPTS (a proxy, or -Dmaven.repo.local=...) are kept; the heap is capped.
+    env: { ...process.env, MAVEN_OPTS: `${process.env.MAVEN_OPTS ?? ''} -Xmx512m`.trim() },
+  };
+}
+
+function prepareOutDir(outDir: string) {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+}
+
+function checkFetched(pomDir: string, outDir: string, error: Error | undefined, status: number | null) {
+  if (error) throw new Error(`Maven could not run (is it installed?): ${error.message}`);
+  if (status !== 0) throw new Error(`Maven failed fetching ${pomDir}/pom.xml (exit ${status})`);
+  if (readdirSync(outDir).length === 0) throw new Error(`Maven fetched nothing for ${pomDir}/pom.xml`);
+  writeFileSync(fetchedMarker(outDir), `${new Date().toISOString()}\n${pomHashOf(pomDir)}\n`);
+}
 
 /**
  * Copies the dependencies of the pom in `pomDir` (jars and native libraries)
@@ -14,29 +56,24 @@ export const CACHE_DIR = join(__dirname, '.cache');
  * version never stay on the class path beside the new ones.
  */
 export function fetchMavenDependencies(pomDir: string, outDir: string): string {
-  const marker = join(outDir, '.complete');
-  const pomHash = createHash('sha256')
-    .update(readFileSync(join(pomDir, 'pom.xml')))
-    .digest('hex');
-  if (existsSync(marker) && readFileSync(marker, 'utf8').split('\n')[1] === pomHash) return outDir;
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
-  const result = spawnSync(
-    'mvn',
-    [
-      '-q',
-      '-B',
-      '-f',
-      join(pomDir, 'pom.xml'),
-      'dependency:copy-dependencies',
-      `-DoutputDirectory=${outDir}`,
-      '-Dmdep.useRepositoryLayout=false',
-    ],
-    { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, MAVEN_OPTS: '-Xmx512m' } },
-  );
-  if (result.error) throw new Error(`Maven could not run (is it installed?): ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`Maven failed fetching ${pomDir}/pom.xml (exit ${result.status})`);
-  if (readdirSync(outDir).length === 0) throw new Error(`Maven fetched nothing for ${pomDir}/pom.xml`);
-  writeFileSync(marker, `${new Date().toISOString()}\n${pomHash}\n`);
+  if (isFetched(pomDir, outDir)) return outDir;
+  prepareOutDir(outDir);
+  const { args, env } = mavenCommand(pomDir, outDir);
+  const result = spawnSync('mvn', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+  checkFetched(pomDir, outDir, result.error, result.status);
+  return outDir;
+}
+
+/** `fetchMavenDependencies` without blocking this process (the local cloud synthesizes meanwhile). */
+export async function fetchMavenDependenciesAsync(pomDir: string, outDir: string): Promise<string> {
+  if (isFetched(pomDir, outDir)) return outDir;
+  prepareOutDir(outDir);
+  const { args, env } = mavenCommand(pomDir, outDir);
+  const { error, status } = await new Promise<{ error?: Error; status: number | null }>((resolve) => {
+    const child = spawn('mvn', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+    child.once('error', (e) => resolve({ error: e, status: null }));
+    child.once('close', (code) => resolve({ status: code }));
+  });
+  checkFetched(pomDir, outDir, error, status);
   return outDir;
 }

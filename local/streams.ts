@@ -1,5 +1,6 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
 import type { DynamoJsonClient } from './dynamo-client';
+import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
 import type { LambdaRuntime } from './lambda/runtime';
 import type { LocalQueues } from './queues';
 import type { LocalTable } from './tables';
@@ -22,6 +23,31 @@ export interface MappingSpec {
   readonly reportBatchItemFailures: boolean;
   readonly onFailureArn?: string;
   readonly enabled: boolean;
+  /** The mapping's FilterCriteria patterns; empty: every record is delivered. */
+  readonly filters: readonly EventPattern[];
+}
+
+/**
+ * Lambda's event filtering on a stream record: the record (as the function
+ * would get it, `dynamodb.NewImage` in DynamoDB JSON) is delivered if it
+ * matches any of the patterns, which use the EventBridge pattern syntax; with
+ * no patterns, every record is.
+ */
+export const passesFilters = (filters: readonly EventPattern[], record: Record<string, unknown>): boolean =>
+  filters.length === 0 || filters.some((pattern) => matchesPattern(pattern, record));
+
+/** A mapping's `FilterCriteria.Filters[].Pattern` (JSON strings), parsed and checked. */
+export function filterPatterns(criteria: unknown, logicalId: string): EventPattern[] {
+  const filters = (criteria as { Filters?: { Pattern?: unknown }[] } | undefined)?.Filters ?? [];
+  return filters.map(({ Pattern }, index) => {
+    try {
+      const pattern = JSON.parse(String(Pattern)) as EventPattern;
+      validatePattern(pattern);
+      return pattern;
+    } catch (error) {
+      throw new Error(`event source mapping ${logicalId}: filter ${index}: ${(error as Error).message}`);
+    }
+  });
 }
 
 /** Reads every DynamoDB-stream AWS::Lambda::EventSourceMapping of the template. */
@@ -55,6 +81,7 @@ export function mappingSpecs(
       ),
       ...(destination ? { onFailureArn: destination } : {}),
       enabled: p.Enabled !== false,
+      filters: filterPatterns(p.FilterCriteria, logicalId),
     };
   });
 }
@@ -86,8 +113,11 @@ export class StreamPoller {
   /** Polls in a row that found nothing, for the idle backoff. */
   private idlePolls = 0;
   private loop?: Promise<void>;
-  /** Records delivered and batches that ended in the on-failure destination. */
-  readonly stats = { records: 0, batches: 0, failedToDestination: 0 };
+  /**
+   * Records delivered, batches, records that ended in the on-failure destination, and records
+   * the mapping's filters dropped (read and passed over, never delivered).
+   */
+  readonly stats = { records: 0, batches: 0, failedToDestination: 0, filtered: 0 };
 
   constructor(
     readonly spec: MappingSpec,
@@ -190,7 +220,11 @@ export class StreamPoller {
       return 1;
     }
     if (page.Records.length > 0 && this.spec.enabled) {
-      await this.deliver(page.Records.map((r) => this.asEvent(r)));
+      const events = page.Records.map((r) => this.asEvent(r));
+      // As Lambda does: records no filter matches are dropped, and the mapping moves past them.
+      const passing = events.filter((e) => passesFilters(this.spec.filters, e));
+      this.stats.filtered += events.length - passing.length;
+      if (passing.length > 0) await this.deliver(passing);
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
     }
     // A closed shard has no next iterator; its children are found on the next refresh.

@@ -235,14 +235,19 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     order: { orderId: string; items: readonly { productId: string }[] },
     parts: readonly (readonly ReservationPart[])[],
     meta: AppendMeta,
+    /** Shards as the caller last saw them (e.g. the reserving step wrote them): not read again. */
+    known: readonly KnownShard[] = [],
   ): Promise<ShardAppend[]> {
     const appends: ShardAppend[] = [];
     for (const [i, { productId }] of order.items.entries()) {
       const held = parts[i] ?? [];
-      const loaded = await loadShards(
-        productId,
-        held.map((p) => p.shard),
+      const seen = new Map(
+        known
+          .filter((k) => k.productId === productId)
+          .map((k) => [k.shard, { state: k.state, version: k.version }]),
       );
+      const unseen = held.map((p) => p.shard).filter((shard) => !seen.has(shard));
+      const loaded = new Map([...seen, ...(unseen.length > 0 ? await loadShards(productId, unseen) : [])]);
       const events = shardEvents(type, sagaReservationId(order.orderId, productId), held);
       appends.push(...shardAppends(productId, events, loaded, meta));
     }
@@ -297,6 +302,18 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     append,
   };
 }
+
+/** A stock shard as some step last wrote it, handed to a later step so that it need not read it again. */
+export interface KnownShard {
+  readonly productId: string;
+  readonly shard: number;
+  readonly state: Stock;
+  readonly version: number;
+}
+
+/** What `append`ed shard appends leave their shards as. */
+export const shardsAfter = (appends: readonly ShardAppend[]): KnownShard[] =>
+  appends.map((a) => ({ productId: a.productId, shard: a.shard, ...a.after }));
 
 export interface InventorySettings {
   readonly reservationTtlSeconds: number;

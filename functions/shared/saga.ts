@@ -1,3 +1,4 @@
+import type { KnownShard } from '../inventory/commands';
 import type { Order } from '../orders/domain';
 import { logger, metrics } from './powertools';
 
@@ -16,8 +17,9 @@ export interface SagaStepInput {
   readonly reason?: string;
   /** The execution running the step: the claim of the order names it. */
   readonly executionArn?: string;
-  /** ConfirmOrder's input: the order as ReserveStock wrote it, so that it need not be read again. */
+  /** ConfirmOrder's input: the order and its shards as ReserveStock wrote them, so that they need not be read again. */
   readonly order?: { readonly state: Order; readonly version: number };
+  readonly shards?: readonly KnownShard[];
 }
 
 /**

@@ -29,9 +29,16 @@ export class DeadLetterQueue extends Construct {
  * Feeds a table's stream to a function the way every consumer here is fed:
  * from the start of the stream, partial batch failures reported, a failing
  * batch bisected to isolate the bad record, bounded retries, and the
- * records that still fail sent to a dead-letter queue.
+ * records that still fail sent to a dead-letter queue. With filter patterns,
+ * Lambda drops the records that match none of them before invoking `fn`.
  */
-export function consumeStream(fn: lambda.IFunction, table: dynamodb.Table, deadLetters: sqs.IQueue) {
+export function consumeStream(
+  fn: lambda.IFunction,
+  table: dynamodb.Table,
+  deadLetters: sqs.IQueue,
+  /** Lambda filter patterns: only records matching one of them invoke `fn` (default: every record). */
+  filterPatterns: readonly Record<string, unknown>[] = [],
+) {
   fn.addEventSource(
     new DynamoEventSource(table, {
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
@@ -41,6 +48,9 @@ export function consumeStream(fn: lambda.IFunction, table: dynamodb.Table, deadL
       maxRecordAge: Duration.hours(1),
       reportBatchItemFailures: true,
       onFailure: new SqsDlq(deadLetters),
+      ...(filterPatterns.length > 0
+        ? { filters: filterPatterns.map((pattern) => lambda.FilterCriteria.filter({ ...pattern })) }
+        : {}),
     }),
   );
 }

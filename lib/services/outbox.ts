@@ -1,19 +1,31 @@
 import { aws_dynamodb as dynamodb, aws_events as events } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { INTEGRATION_EVENTS, streamFilterPatterns } from '../../functions/outbox/integration-events';
 import { ServiceFunction } from '../constructs/service-function';
 import { consumeStream, DeadLetterQueue } from '../constructs/stream-consumer';
 import type { StageConfig } from '../stage-config';
 
 /**
- * The platform's event bus, and the relay that puts every committed domain
- * event on it: each event table's stream is the outbox, so no request ever
- * writes to the table and the bus both.
+ * The platform's event bus, and the relay that puts the integration events
+ * (functions/outbox/integration-events.ts: the events some rule subscribes
+ * to) on it: each event table's stream is the outbox, so no request ever
+ * writes to the table and the bus both. The relay reads only the tables that
+ * hold an integration event, through a stream filter that lets only those
+ * events through: the others never invoke it.
  */
 export class Outbox extends Construct {
   readonly bus: events.EventBus;
   readonly deadLetters: DeadLetterQueue;
 
-  constructor(scope: Construct, id: string, props: { config: StageConfig; eventTables: dynamodb.Table[] }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: {
+      config: StageConfig;
+      /** The event table of each aggregate type. */
+      eventTables: Readonly<Record<string, dynamodb.Table>>;
+    },
+  ) {
     super(scope, id);
     this.bus = new events.EventBus(this, 'Bus', { description: 'Domain events of the commerce platform' });
     this.deadLetters = new DeadLetterQueue(this, 'PublishFailures');
@@ -26,6 +38,15 @@ export class Outbox extends Construct {
       environment: { EVENT_BUS_NAME: this.bus.eventBusName },
     }).fn;
     this.bus.grantPutEventsTo(publisher);
-    for (const table of props.eventTables) consumeStream(publisher, table, this.deadLetters.queue);
+    const eventsByTable = new Map<dynamodb.Table, (typeof INTEGRATION_EVENTS)[number][]>();
+    for (const event of INTEGRATION_EVENTS) {
+      const table = props.eventTables[event.aggregateType];
+      if (!table)
+        throw new Error(`integration event ${event.type}: no event table for ${event.aggregateType}`);
+      eventsByTable.set(table, [...(eventsByTable.get(table) ?? []), event]);
+    }
+    for (const [table, events] of eventsByTable) {
+      consumeStream(publisher, table, this.deadLetters.queue, streamFilterPatterns(events));
+    }
   }
 }

@@ -1,9 +1,13 @@
 // Starts AWS's DynamoDB Local in memory, listening only on 127.0.0.1.
 //
-// Run as a single-file source program (JEP 330), with DynamoDB Local's jars on
-// the class path and sqlite4java's native library on java.library.path:
+// Compiled once into local/.cache/dynamodb-launcher by local/dynamodb.ts (at
+// `npm ci`, or at the first start), and run with DynamoDB Local's jars on the
+// class path and sqlite4java's native library on java.library.path:
 //
-//   java -Djava.library.path=LIB -cp 'LIB/*' Launcher.java PORT [HOST]
+//   java -Djava.library.path=LIB -cp 'LIB/*:CLASSES' Launcher PORT [HOST]
+//
+// It also runs as a single-file source program (JEP 330), `... -cp 'LIB/*'
+// Launcher.java PORT [HOST]`, at the cost of compiling it at every start.
 //
 // PORT 0 picks a free port. When the server listens, one line "READY <port>"
 // is printed on stdout; everything DynamoDB Local itself prints goes to
@@ -36,6 +40,7 @@ import java.lang.reflect.Method;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.AbstractLocalDynamoDBServerHandler;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
@@ -69,6 +74,7 @@ public class Launcher {
     ServerConnector connector = (ServerConnector) connectors[0];
     connector.setHost(host);
     connector.setPort(port);
+    sizeThreadPool(server);
 
     indexStreamRecords(proxy);
 
@@ -154,6 +160,26 @@ public class Launcher {
               }
             })
         .get();
+  }
+
+  /**
+   * Jetty's request threads: `new Server(port)` gives a pool of 8 to 200
+   * threads. -Dlauncher.minThreads, -Dlauncher.maxThreads and
+   * -Dlauncher.reservedThreads (Jetty's threads kept spinning for the next
+   * task; -1: its default) set it when given.
+   */
+  private static void sizeThreadPool(Server server) {
+    if (!(server.getThreadPool() instanceof QueuedThreadPool)) return;
+    QueuedThreadPool pool = (QueuedThreadPool) server.getThreadPool();
+    Integer max = Integer.getInteger("launcher.maxThreads");
+    Integer min = Integer.getInteger("launcher.minThreads");
+    Integer reserved = Integer.getInteger("launcher.reservedThreads");
+    if (max != null) {
+      pool.setMinThreads(Math.min(pool.getMinThreads(), max));
+      pool.setMaxThreads(max);
+    }
+    if (min != null) pool.setMinThreads(min);
+    if (reserved != null) pool.setReservedThreads(reserved);
   }
 
   private static Object readField(Object target, Class<?> owner, String name) throws Exception {

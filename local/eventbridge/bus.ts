@@ -93,8 +93,13 @@ export class LocalEventBridge {
   private readonly buses: Set<string>;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly inFlight = new Set<Promise<void>>();
-  /** `events`: entries accepted on any bus (what EventBridge bills as custom events). */
-  readonly stats = { events: 0, matched: 0, deliveries: 0, failedDeliveries: 0 };
+  /**
+   * `events`: entries accepted on any bus (what EventBridge bills as custom events); `unmatched`:
+   * those that matched no rule (put for nothing); `matched`: rule matches.
+   */
+  readonly stats = { events: 0, unmatched: 0, matched: 0, deliveries: 0, failedDeliveries: 0 };
+  /** Entries accepted, by `<source> <detail-type>`. */
+  readonly eventsByType = new Map<string, number>();
 
   constructor(
     assembly: Assembly,
@@ -182,11 +187,17 @@ export class LocalEventBridge {
       return { ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is not valid JSON' };
     }
     this.stats.events++;
+    const key = `${entry.Source} ${entry.DetailType}`;
+    this.eventsByType.set(key, (this.eventsByType.get(key) ?? 0) + 1);
+    let matched = false;
     for (const rule of this.rules) {
       if (!rule.enabled || !rule.pattern || rule.busName !== busName) continue;
-      if (matchesPattern(rule.pattern, event as unknown as Record<string, unknown>))
+      if (matchesPattern(rule.pattern, event as unknown as Record<string, unknown>)) {
+        matched = true;
         this.dispatch(rule, event);
+      }
     }
+    if (!matched) this.stats.unmatched++;
     return { EventId: event.id };
   }
 

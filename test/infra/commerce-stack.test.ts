@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, RemovalPolicy, Stack, aws_sns as sns } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
+import { INTEGRATION_EVENTS, SOURCES, streamFilterPatterns } from '../../functions/outbox/integration-events';
 import { addNagChecks } from '../../lib/nag';
 import { type FunctionKind, STAGE_CONFIGS, STAGES, stageConfig } from '../../lib/stage-config';
 import { type Resources, referencedIds, removeSynthesized, resourcesOf, synthStage } from './synth';
@@ -49,8 +50,8 @@ describe.each(STAGES)('the %s stage', (stage) => {
 
   test('every stream mapping bisects, retries a bounded number of times and fails to a queue', () => {
     const mappings = template.findResources('AWS::Lambda::EventSourceMapping');
-    // Four projectors and the outbox relay on each of the four event tables.
-    expect(Object.keys(mappings)).toHaveLength(8);
+    // The inventory projector, and the outbox relay on the one table holding an integration event (orders).
+    expect(Object.keys(mappings)).toHaveLength(2);
     for (const mapping of Object.values(mappings)) {
       expect(mapping.Properties).toMatchObject({
         BisectBatchOnFunctionError: true,
@@ -61,6 +62,46 @@ describe.each(STAGES)('the %s stage', (stage) => {
         },
       });
     }
+  });
+
+  test('the outbox relay reads only the tables of integration events, filtered to those events', () => {
+    const relayMappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      (m) => JSON.stringify(m.Properties.FunctionName).includes('OutboxPublisher'),
+    );
+    expect(relayMappings).toHaveLength(1);
+    const [relay] = relayMappings;
+    expect(relay!.Properties.EventSourceArn).toEqual({
+      'Fn::GetAtt': [expect.stringMatching(/^OrdersEventsTable/), 'StreamArn'],
+    });
+    const patterns = (relay!.Properties.FilterCriteria.Filters as { Pattern: string }[]).map((f) =>
+      JSON.parse(f.Pattern),
+    );
+    expect(patterns).toEqual(streamFilterPatterns(INTEGRATION_EVENTS));
+    expect(patterns).toEqual([
+      {
+        eventName: ['INSERT'],
+        dynamodb: { NewImage: { aggregateType: { S: ['Order'] }, type: { S: ['OrderPlaced'] } } },
+      },
+    ]);
+    // Every other mapping (the projectors') gets every record.
+    for (const m of Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))) {
+      if (m !== relay) expect(m.Properties.FilterCriteria).toBeUndefined();
+    }
+  });
+
+  test('an event goes on the bus exactly when a rule subscribes to it', () => {
+    const subscribed = new Set<string>();
+    for (const rule of Object.values(template.findResources('AWS::Events::Rule'))) {
+      const pattern = rule.Properties.EventPattern as
+        | { source?: string[]; 'detail-type'?: string[] }
+        | undefined;
+      if (!pattern) continue; // a scheduled rule
+      for (const source of pattern.source ?? []) {
+        for (const detailType of pattern['detail-type'] ?? []) subscribed.add(`${source} ${detailType}`);
+      }
+    }
+    const published = INTEGRATION_EVENTS.map((e) => `${SOURCES[e.aggregateType]} ${e.type}`);
+    expect([...subscribed].sort()).toEqual([...new Set(published)].sort());
   });
 
   test('the HTTP API has every route of the contract', () => {
@@ -256,7 +297,7 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
 
   test('every table has the stage’s removal policy and point-in-time recovery, and is encrypted', () => {
     const tables = ofType('AWS::DynamoDB::Table');
-    expect(tables).toHaveLength(9);
+    expect(tables).toHaveLength(6);
     for (const [, table] of tables) {
       expect(table.DeletionPolicy).toBe(config.removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete');
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({
@@ -593,7 +634,7 @@ describe.each(STAGES)('least privilege on the %s stage', (stage) => {
     const routes = ofType('AWS::ApiGatewayV2::Route');
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(14);
+    expect(functions.length).toBe(11);
     for (const [fnId, fn] of functions) {
       const [roleId] = [...referencedIds(fn.Properties?.Role)];
       const wired = new Set<string>([

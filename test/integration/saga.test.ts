@@ -167,7 +167,6 @@ describe('the order saga', () => {
       e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : [],
     );
     expect(entered).toEqual([
-      'ReadOrder',
       'StartedByTheRequest',
       'GiveTheRequestItsTurn',
       'ReserveStock',

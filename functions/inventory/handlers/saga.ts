@@ -4,7 +4,7 @@ import { retryOnConflict } from '../../shared/event-store';
 import { foldEvents } from '../../shared/events';
 import { metrics } from '../../shared/powertools';
 import { assertBeforeDeadline, SagaError, sagaSteps } from '../../shared/saga';
-import { inventoryCommands } from '../commands';
+import { inventoryCommands, shardsAfter } from '../commands';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
 
@@ -31,7 +31,7 @@ export const handler = sagaSteps({
       const claimedByOther = state.sagaExecutionArn !== undefined && state.sagaExecutionArn !== executionArn;
       if (claimedByOther || state.status !== 'PENDING') return { proceed: false };
       // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
-      if (state.heldStock) return { proceed: true, order: { state, version } };
+      if (state.heldStock) return { proceed: true, order: { state, version }, shards: [] };
       assertBeforeDeadline(input, now);
       const planned = await commands.planOrderStock(input.orderId, input.items, meta);
       if ('outOfStock' in planned) {
@@ -48,6 +48,10 @@ export const handler = sagaSteps({
         metrics.addMetric('SagaStarted', 'Count', 1);
         metrics.publishStoredMetrics();
       }
-      return { proceed: true, order: { state: foldEvents(orderFold, state, events), version: version + 1 } };
+      return {
+        proceed: true,
+        order: { state: foldEvents(orderFold, state, events), version: version + 1 },
+        shards: shardsAfter(planned.appends),
+      };
     }),
 });

@@ -45,12 +45,13 @@ function recordOutcome(
  */
 export const handler = sagaSteps({
   confirm: (input, now) => {
-    // The order as ReserveStock left it, from the saga's state: trusted on the first attempt only (if it
-    // moved on since, the transaction fails, and the attempts after a lost race read it).
-    let known = input.order;
+    // The order and its shards as ReserveStock left them, from the saga's state: trusted on the first
+    // attempt only (if one moved on since, the transaction fails, and the attempts after it read them).
+    let known: { order?: SagaStepInput['order']; shards?: SagaStepInput['shards'] } = input;
     return retryOnConflict(async () => {
-      const { state, version } = known ?? (await loadOrder(input.orderId));
-      known = undefined;
+      const { state, version } = known.order ?? (await loadOrder(input.orderId));
+      const knownShards = known.shards;
+      known = {};
       if (state.status === 'CONFIRMED') return { status: state.status };
       assertBeforeDeadline(input, now);
       const events = confirm(state, paymentIdFor(input.orderId), now);
@@ -61,7 +62,7 @@ export const handler = sagaSteps({
       // Conditional on the order's version: a cancellation (which refunds the payment in its own
       // transaction) landing meanwhile fails it, and it fails the cancellation.
       const meta = { now, correlationId: input.correlationId };
-      const sold = await inventory.heldStockAppends('StockSold', state, state.heldStock, meta);
+      const sold = await inventory.heldStockAppends('StockSold', state, state.heldStock, meta, knownShards);
       await inventory.append([orders.pending(input.orderId, version, events, state, meta), ...sold]);
       recordOutcome(state, 'Confirmed', now);
       return { status: 'CONFIRMED' };

@@ -1,19 +1,16 @@
-import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import {
+  EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsCommandOutput,
+  type PutEventsRequestEntry,
+} from '@aws-sdk/client-eventbridge';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { env } from '../../shared/aws';
 import { logger, traced } from '../../shared/powertools';
 import { type EventRecord, eventOf } from '../../shared/views';
+import { isIntegrationEvent, SOURCES } from '../integration-events';
 
 const eventBridge = traced(new EventBridgeClient({ maxAttempts: 5 }));
-
-/** Each aggregate's events go out under its service's source. */
-export const SOURCES: Readonly<Record<string, string>> = {
-  Customer: 'commerce.accounts',
-  Product: 'commerce.inventory',
-  Reservation: 'commerce.inventory',
-  Order: 'commerce.orders',
-  Payment: 'commerce.payments',
-};
 
 /** The envelope's `detail`: the event and where it came from, without the stored snapshot. */
 export const detailOf = (e: EventRecord) => ({
@@ -24,51 +21,98 @@ export const detailOf = (e: EventRecord) => ({
   type: e.type,
   schemaVersion: e.schemaVersion,
   occurredAt: e.occurredAt,
-  ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+  // Always present: the saga reads it from the event (an event appended without one is its own thread).
+  correlationId: e.correlationId ?? e.aggregateId,
   data: e.data,
 });
 
-export function entriesOf(stream: DynamoDBStreamEvent, busName: string): PutEventsRequestEntry[] {
+/** A bus entry and the stream record it comes from. */
+export interface Outgoing {
+  readonly sequenceNumber: string;
+  readonly entry: PutEventsRequestEntry;
+}
+
+/**
+ * The integration events of a batch, in stream order. The mapping's filter
+ * already drops every other record; this check stays for what reaches the
+ * relay unfiltered (a dead-letter redrive reads the stream again and invokes
+ * the relay directly, scripts/redrive-dlq.ts).
+ */
+export function outgoingOf(stream: DynamoDBStreamEvent, busName: string): Outgoing[] {
   return stream.Records.flatMap((record) => {
     const event = eventOf(record);
-    // Stock shard events are internal bookkeeping (and the most numerous): they stay in the service.
     const source = event && SOURCES[event.aggregateType];
-    if (!event || !source) return [];
+    if (!event || !source || !isIntegrationEvent(event.aggregateType, event.type)) return [];
     return [
       {
-        EventBusName: busName,
-        Source: source,
-        DetailType: event.type,
-        Detail: JSON.stringify(detailOf(event)),
-        Time: new Date(event.occurredAt),
+        sequenceNumber: record.dynamodb!.SequenceNumber!,
+        entry: {
+          EventBusName: busName,
+          Source: source,
+          DetailType: event.type,
+          Detail: JSON.stringify(detailOf(event)),
+          Time: new Date(event.occurredAt),
+        },
       },
     ];
   });
 }
 
+export const entriesOf = (stream: DynamoDBStreamEvent, busName: string): PutEventsRequestEntry[] =>
+  outgoingOf(stream, busName).map((o) => o.entry);
+
 const BATCH = 10;
 const RETRY_DELAYS_MS = [50, 200, 800];
 
 /**
- * The outbox relay: every committed event in a table stream is put on the
- * platform's bus, at least once. Entries EventBridge refuses are retried;
- * if some still fail, the batch fails and the stream delivers it again.
+ * The outbox relay: every integration event in a table stream is put on the
+ * platform's bus, at least once. Entries EventBridge refuses are retried
+ * (three times, backing off); an entry still refused after that ends the
+ * batch, reported as a partial batch failure.
+ *
+ * Only the first refused record's sequence number is reported, and nothing
+ * after it is put: for a stream, Lambda checkpoints before the lowest
+ * sequence number reported and delivers the shard again from that record on
+ * (every later record of the batch included, whatever was reported for them),
+ * so reporting later ones would add nothing, and putting them now would only
+ * put them twice, after the refused one and out of its order. Records before
+ * it are done and are not delivered again. Entries of the same chunk after
+ * the refused one that EventBridge did accept are put again on the retry: at
+ * least once, as every consumer of the bus expects.
  */
-export const handler = async (stream: DynamoDBStreamEvent): Promise<void> => {
-  const busName = env('EVENT_BUS_NAME');
-  const entries = entriesOf(stream, busName);
-  for (let i = 0; i < entries.length; i += BATCH) {
-    let pending = entries.slice(i, i + BATCH);
+export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
+  publish(outgoingOf(stream, env('EVENT_BUS_NAME')), (entries) =>
+    eventBridge.send(new PutEventsCommand({ Entries: entries })),
+  );
+
+/** The relay's loop, with the `PutEvents` call (and the retry delays) given: see `handler`. */
+export async function publish(
+  outgoing: readonly Outgoing[],
+  putEvents: (entries: PutEventsRequestEntry[]) => Promise<PutEventsCommandOutput>,
+  retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
+): Promise<DynamoDBBatchResponse> {
+  for (let i = 0; i < outgoing.length; i += BATCH) {
+    let pending = outgoing.slice(i, i + BATCH);
     for (let attempt = 0; pending.length > 0; attempt++) {
-      const result = await eventBridge.send(new PutEventsCommand({ Entries: pending }));
-      if (!result.FailedEntryCount) break;
-      const delay = RETRY_DELAYS_MS[attempt];
-      pending = pending.filter((_, n) => result.Entries?.[n]?.ErrorCode);
-      if (delay === undefined) {
-        logger.error('events not published', { failed: pending.length, errors: result.Entries });
-        throw new Error(`${pending.length} events could not be put on ${busName}`);
+      let result: PutEventsCommandOutput;
+      try {
+        result = await putEvents(pending.map((o) => o.entry));
+      } catch (error) {
+        // The SDK has retried already (maxAttempts): the records before this chunk's first pending one are done.
+        logger.error('events not published', { failed: pending.length, error: error as Error });
+        return { batchItemFailures: [{ itemIdentifier: pending[0]!.sequenceNumber }] };
       }
+      if (!result.FailedEntryCount) break;
+      const refused = pending.filter((_, n) => result.Entries?.[n]?.ErrorCode);
+      const delay = retryDelaysMs[attempt];
+      if (delay === undefined) {
+        const errors = result.Entries?.filter((e) => e.ErrorCode);
+        logger.error('events not published', { failed: refused.length, errors });
+        return { batchItemFailures: [{ itemIdentifier: refused[0]!.sequenceNumber }] };
+      }
+      pending = refused;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
-};
+  return { batchItemFailures: [] };
+}
