@@ -1,14 +1,22 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { askForConsumedCapacity, consumedReadUnits } from './capacity';
+import {
+  askForConsumedCapacity,
+  consumedReadUnits,
+  READ_OPERATIONS,
+  tablesWritten,
+  WRITE_OPERATIONS,
+} from './capacity';
 
 /**
- * The one AWS endpoint the local functions see (AWS_ENDPOINT_URL). AWS's JSON
+ * The local AWS endpoint (the functions' AWS_ENDPOINT_URL). AWS's JSON
  * protocols name the operation in `X-Amz-Target`: DynamoDB and DynamoDB
- * Streams calls are passed to DynamoDB Local untouched (and their writes
- * observed, to wake the stream pollers at once); other services are served by
- * the local implementations registered here. An operation nobody serves is
- * answered with an error, never forwarded to AWS.
+ * Streams calls are passed to DynamoDB Local untouched (and observed for the
+ * counters and to wake the stream pollers at once) — for clients outside the
+ * sandboxes (tests, the load tools): the functions call DynamoDB Local
+ * directly (AWS_ENDPOINT_URL_DYNAMODB) and meter their own calls; other
+ * services are served by the local implementations registered here. An
+ * operation nobody serves is answered with an error, never forwarded to AWS.
  */
 export type ServiceHandler = (operation: string, input: Record<string, unknown>) => Promise<unknown>;
 
@@ -31,42 +39,6 @@ export type WriteObserver = (
 
 /** A successful read: the read units it consumed per table (as DynamoDB reports them). */
 export type ReadObserver = (unitsByTable: ReadonlyMap<string, number>, operation: string) => void;
-
-const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
-
-const WRITE_OPERATIONS = new Set([
-  'PutItem',
-  'UpdateItem',
-  'DeleteItem',
-  'BatchWriteItem',
-  'TransactWriteItems',
-  'ExecuteStatement',
-  'BatchExecuteStatement',
-  'ExecuteTransaction',
-]);
-
-/** The tables a DynamoDB write touches, read from its input. */
-export function tablesWritten(operation: string, input: Record<string, unknown>): string[] {
-  switch (operation) {
-    case 'PutItem':
-    case 'UpdateItem':
-    case 'DeleteItem':
-      return [String(input.TableName)];
-    case 'BatchWriteItem':
-      return Object.keys((input.RequestItems as Record<string, unknown>) ?? {});
-    case 'TransactWriteItems':
-      return [
-        ...new Set(
-          ((input.TransactItems as Record<string, { TableName?: string }>[]) ?? []).flatMap((item) =>
-            Object.values(item).map((op) => String(op.TableName)),
-          ),
-        ),
-      ];
-    default:
-      // PartiQL: the table is inside the statement; wake every poller.
-      return ['*'];
-  }
-}
 
 export class AwsEndpoint {
   private server?: Server;

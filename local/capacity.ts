@@ -1,6 +1,8 @@
 /**
  * DynamoDB's billing arithmetic, applied to the requests the local cloud
- * proxies, so that a run can be priced as AWS would bill it on demand.
+ * observes (the functions' own calls, metered in their sandboxes, and other
+ * clients' calls through the local AWS endpoint), so that a run can be
+ * priced as AWS would bill it on demand.
  *
  * Item size follows DynamoDB's documented rules: an attribute's name plus its
  * value; strings and binaries by their byte length, numbers by about one
@@ -158,4 +160,42 @@ export function askForConsumedCapacity(body: Buffer): Buffer {
   const rest = text.slice(open + 1).trimStart();
   const separator = rest.startsWith('}') ? '' : ',';
   return Buffer.from(`{"ReturnConsumedCapacity":"TOTAL"${separator}${rest}`, 'utf8');
+}
+
+/** The DynamoDB operations the counters bill as reads. */
+export const READ_OPERATIONS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+
+/** The DynamoDB operations that write (and so wake the table's stream pollers). */
+export const WRITE_OPERATIONS = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+  'ExecuteStatement',
+  'BatchExecuteStatement',
+  'ExecuteTransaction',
+]);
+
+/** The tables a DynamoDB write touches, read from its input. */
+export function tablesWritten(operation: string, input: Record<string, unknown>): string[] {
+  switch (operation) {
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [String(input.TableName)];
+    case 'BatchWriteItem':
+      return Object.keys((input.RequestItems as Record<string, unknown>) ?? {});
+    case 'TransactWriteItems':
+      return [
+        ...new Set(
+          ((input.TransactItems as Record<string, { TableName?: string }>[]) ?? []).flatMap((item) =>
+            Object.values(item).map((op) => String(op.TableName)),
+          ),
+        ),
+      ];
+    default:
+      // PartiQL: the table is inside the statement; wake every poller.
+      return ['*'];
+  }
 }

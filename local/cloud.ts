@@ -1,4 +1,5 @@
 import { basename, join, resolve as resolvePath } from 'node:path';
+import { AdmissionControl, type AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { DynamoJsonClient } from './dynamo-client';
@@ -33,6 +34,15 @@ export interface LocalCloudOptions {
   readonly faults?: FaultRule[];
   /** Also print function logs to this process's output. */
   readonly echoFunctionLogs?: boolean;
+  /**
+   * Sandboxes per function at most (a function with reserved concurrency has
+   * that many instead); default 4. Each costs about 25–50 MB resident.
+   */
+  readonly maxSandboxesPerFunction?: number;
+  /** Sandboxes of all functions at most (never below one per function); default 12 (memory: see DEFAULT_MAX_SANDBOXES). */
+  readonly maxSandboxes?: number;
+  /** Admission control's bounds at the HTTP API (see local/admission.ts); they can be changed at run time. */
+  readonly admission?: AdmissionOptions;
   readonly log?: (message: string) => void;
 }
 
@@ -120,6 +130,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     const runtime = new LambdaRuntime(
       functionSpecs(assembly, resolve, {
         AWS_ENDPOINT_URL: endpoint.url,
+        // DynamoDB goes straight to DynamoDB Local (the SDK reads service-specific endpoints first);
+        // each sandbox meters its own calls for the counters, instead of this process proxying them.
+        AWS_ENDPOINT_URL_DYNAMODB: dynamoLocal.endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamoLocal.endpoint,
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
         // No X-Ray daemon runs locally: traces would only be dropped.
@@ -127,22 +141,39 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
       }),
       join(workDir, 'logs'),
-      options.echoFunctionLogs ?? false,
+      {
+        echoLogs: options.echoFunctionLogs ?? false,
+        ...(options.maxSandboxesPerFunction === undefined
+          ? {}
+          : { maxSandboxesPerFunction: options.maxSandboxesPerFunction }),
+        ...(options.maxSandboxes === undefined ? {} : { maxSandboxes: options.maxSandboxes }),
+        dynamo: {
+          port: dynamoLocal.port,
+          partitionKeys: Object.fromEntries([...tables.values()].map((t) => [t.tableName, t.partitionKey])),
+        },
+      },
     );
     stoppers.push(() => runtime.stop());
     const telemetry = new Telemetry(tables);
     runtime.onInvocation((r) => telemetry.invocation(r));
+    runtime.onMeter((batch) => telemetry.meter(batch));
 
     const queues = new LocalQueues(assembly, join(workDir, 'dead-letters'));
     const pollers = mappingSpecs(assembly, resolve, tables, runtime).map(
       (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
     );
-    endpoint.onRead((units, operation) => telemetry.read(units, operation));
-    endpoint.onWrite((tableNames, operation, input) => {
-      telemetry.write(operation, input);
+    const poke = (tableNames: readonly string[]) => {
       for (const poller of pollers) {
         if (tableNames.includes(poller.spec.tableLogicalId) || tableNames.includes('*')) poller.poke();
       }
+    };
+    // The functions' own writes, reported by their sandboxes at once; the counts come batched (onMeter).
+    runtime.onDynamoWrite(poke);
+    // Other clients' calls (tests, the load tools) still go through the AWS endpoint, and are counted there.
+    endpoint.onRead((units, operation) => telemetry.read(units, operation));
+    endpoint.onWrite((tableNames, operation, input) => {
+      telemetry.write(operation, input);
+      poke(tableNames);
     });
 
     // Kept by reference: the admin API replaces the rules while the cloud runs.
@@ -200,8 +231,27 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       await bus.drain();
     });
 
+    const machineArns = new Set(stepFunctions.stateMachines.map((m) => m.arn));
+    const admission = new AdmissionControl(
+      runtime,
+      {
+        get runningCount() {
+          return stepFunctions.runningCount;
+        },
+        get executionsStarted() {
+          return stepFunctions.executionsStarted;
+        },
+        taskFunctionIds: stepFunctions.taskFunctionIds,
+        startingFunctionIds: new Set(
+          [...runtime.specs.values()]
+            .filter((spec) => Object.values(spec.environment).some((v) => machineArns.has(v)))
+            .map((spec) => spec.logicalId),
+        ),
+      },
+      options.admission,
+    );
     const routes = routeSpecs(assembly, resolve, runtime, stageThrottles(assembly));
-    const api = new LocalHttpApi(routes, runtime, log);
+    const api = new LocalHttpApi(routes, runtime, log, admission);
     api.onRequest((r) => telemetry.request(r));
 
     // The API's functions are warm before the first request; the others (stream consumers, saga
@@ -235,7 +285,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),
+      admission: admission.settings,
     }));
+    // Each function's pool of sandboxes: cap, size, queue, and how many invocations overlapped in one (none).
+    endpoint.serveAdmin('/_local/sandboxes', () => runtime.sandboxes());
+    endpoint.servePath('POST', /^\/_local\/admission$/, async (_match, body) => {
+      admission.configure(JSON.parse(body.toString('utf8') || '{}') as AdmissionOptions);
+      return { status: 200, body: admission.settings };
+    });
     endpoint.serveAdmin('/_local/memory', async () => ({
       mainHeapMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
       rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AdmissionControl, Refusal } from './admission';
 import { ACCOUNT, type Assembly, type Resolve, resourcesOfType } from './assembly';
 import { FunctionError, type LambdaRuntime, THROTTLED_ERROR } from './lambda/runtime';
 import { type ThrottleLimit, TokenBucket } from './throttle';
@@ -82,6 +83,8 @@ export interface RequestRecord {
   readonly routeKey: string;
   readonly status: number;
   readonly durationMs: number;
+  /** Set when admission control refused the request (it was answered 429 without an invocation). */
+  readonly refused?: Refusal;
 }
 
 /**
@@ -100,6 +103,7 @@ export class LocalHttpApi {
     routes: readonly RouteSpec[],
     private readonly runtime: LambdaRuntime,
     private readonly log: (message: string) => void,
+    private readonly admission?: AdmissionControl,
   ) {
     this.routes = [...routes].sort((a, b) => b.literalSegments - a.literalSegments);
     for (const route of routes) {
@@ -161,16 +165,42 @@ export class LocalHttpApi {
     if (!found) return this.reply(res, started, 'NOT_FOUND', 404, { message: 'Not Found' });
     const { route, pathParameters } = found;
     if (this.buckets.get(route.routeKey)?.take() === false) {
-      return this.throttled(res, started, route.routeKey, `the stage's limit for ${route.routeKey}`);
+      return this.throttled(
+        res,
+        started,
+        route.routeKey,
+        `Too many requests: the stage's limit for ${route.routeKey} was reached`,
+      );
+    }
+    const refusal = this.admission?.check(route);
+    if (refusal) {
+      const what =
+        refusal === 'saga'
+          ? 'the sagas already running would not finish in time'
+          : `${route.routeKey} has more queued than it can serve in time`;
+      return this.throttled(
+        res,
+        started,
+        route.routeKey,
+        `Too many requests: the local cloud is overloaded (${what})`,
+        refusal,
+      );
     }
     const event = this.eventFor(req, url, Buffer.concat(chunks), route, pathParameters);
     let result: unknown;
     try {
-      result = await this.runtime.invoke(route.functionId, event);
+      result = this.admission
+        ? await this.admission.admitted(route, () => this.runtime.invoke(route.functionId, event))
+        : await this.runtime.invoke(route.functionId, event);
     } catch (error) {
       const e = error as Error;
       if (e instanceof FunctionError && e.errorType === THROTTLED_ERROR) {
-        return this.throttled(res, started, route.routeKey, "the function's reserved concurrency");
+        return this.throttled(
+          res,
+          started,
+          route.routeKey,
+          "Too many requests: the function's reserved concurrency was reached",
+        );
       }
       this.log(
         `${route.routeKey}: ${e instanceof FunctionError ? `${e.errorType}: ${e.message}` : e.message}`,
@@ -185,15 +215,22 @@ export class LocalHttpApi {
    * throttle answers 429 with `{"message":"Too Many Requests"}`; the status is
    * what a client should act on.)
    */
-  private throttled(res: ServerResponse, started: number, routeKey: string, limit: string) {
+  private throttled(
+    res: ServerResponse,
+    started: number,
+    routeKey: string,
+    reason: string,
+    refused?: Refusal,
+  ) {
     res.setHeader('retry-after', '1');
-    return this.reply(res, started, routeKey, 429, {
-      error: {
-        code: 'THROTTLED',
-        message: `Too many requests: ${limit} was reached; retry later`,
-        details: [],
-      },
-    });
+    return this.reply(
+      res,
+      started,
+      routeKey,
+      429,
+      { error: { code: 'THROTTLED', message: `${reason}; retry later`, details: [] } },
+      refused,
+    );
   }
 
   private eventFor(
@@ -270,14 +307,26 @@ export class LocalHttpApi {
     this.record(routeKey, r.statusCode, started);
   }
 
-  private reply(res: ServerResponse, started: number, routeKey: string, status: number, payload: unknown) {
+  private reply(
+    res: ServerResponse,
+    started: number,
+    routeKey: string,
+    status: number,
+    payload: unknown,
+    refused?: Refusal,
+  ) {
     const body = Buffer.from(JSON.stringify(payload));
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
-    this.record(routeKey, status, started);
+    this.record(routeKey, status, started, refused);
   }
 
-  private record(routeKey: string, status: number, started: number) {
-    const record = { routeKey, status, durationMs: performance.now() - started };
+  private record(routeKey: string, status: number, started: number, refused?: Refusal) {
+    const record = {
+      routeKey,
+      status,
+      durationMs: performance.now() - started,
+      ...(refused ? { refused } : {}),
+    };
     for (const listener of this.listeners) listener(record);
   }
 

@@ -16,6 +16,10 @@ const { values } = parseArgs({
     faults: { type: 'string' },
     'assembly-dir': { type: 'string' },
     'echo-function-logs': { type: 'boolean', default: false },
+    'max-sandboxes': { type: 'string' },
+    'max-total-sandboxes': { type: 'string' },
+    'max-queue-wait-ms': { type: 'string' },
+    'max-saga-backlog-ms': { type: 'string' },
   },
 });
 
@@ -33,6 +37,12 @@ async function main() {
     ...(values['schedule-interval-ms'] ? { scheduleIntervalMs: Number(values['schedule-interval-ms']) } : {}),
     faults: parseFaults(values.faults),
     echoFunctionLogs: values['echo-function-logs'],
+    ...(values['max-sandboxes'] ? { maxSandboxesPerFunction: Number(values['max-sandboxes']) } : {}),
+    ...(values['max-total-sandboxes'] ? { maxSandboxes: Number(values['max-total-sandboxes']) } : {}),
+    admission: {
+      ...(values['max-queue-wait-ms'] ? { maxQueueWaitMs: Number(values['max-queue-wait-ms']) } : {}),
+      ...(values['max-saga-backlog-ms'] ? { maxSagaBacklogMs: Number(values['max-saga-backlog-ms']) } : {}),
+    },
   });
   const { wiring } = cloud;
   console.log(

@@ -1,5 +1,6 @@
 import { type ItemWrite, itemWrites } from './capacity';
 import type { RequestRecord } from './http-api';
+import type { MeterBatch } from './lambda/dynamo-meter';
 import type { InvocationRecord } from './lambda/runtime';
 import type { LocalTable } from './tables';
 
@@ -39,16 +40,25 @@ const summarize = (c: Counter) => {
 interface TableWrites {
   operations: Record<string, number>;
   keys: Map<string, number>;
-  /** The current second's writes per key, folded into the peaks when the second ends. */
-  second: number;
-  secondKeys: Map<string, number>;
-  secondWrites: number;
+  /**
+   * Writes per key of the seconds not yet folded into the peaks. Sandboxes
+   * report their writes once per invocation, stamped with the second they
+   * happened in, so a second stays open a while for late reports.
+   */
+  seconds: Map<number, SecondWrites>;
   /** The second with the most writes on one key. */
   peakKeySecond?: SecondPeak;
   /** The second with the most writes to the table, and its hottest key. */
   busiestSecond?: SecondPeak;
 }
 
+interface SecondWrites {
+  keys: Map<string, number>;
+  writes: number;
+}
+
+/** How long a second's writes are kept open for late reports before they are folded into the peaks. */
+const OPEN_SECONDS = 30;
 interface SecondPeak {
   second: string;
   writes: number;
@@ -62,23 +72,41 @@ interface Units {
   transactionalWriteUnits: number;
 }
 
-/** Folds a finished second into the table's peaks. */
-function closeSecond(t: TableWrites) {
-  if (t.secondWrites === 0) return;
+/** A second's peak: its writes and its hottest key. */
+function peakOf(second: number, w: SecondWrites): SecondPeak {
   let key = '';
   let most = 0;
-  for (const [k, n] of t.secondKeys) {
+  for (const [k, n] of w.keys) {
     if (n > most) [key, most] = [k, n];
   }
-  const peak: SecondPeak = {
-    second: new Date(t.second * 1000).toISOString(),
-    writes: t.secondWrites,
-    hottestKey: { key, writes: most, share: most / t.secondWrites },
+  return {
+    second: new Date(second * 1000).toISOString(),
+    writes: w.writes,
+    hottestKey: { key, writes: most, share: most / w.writes },
   };
-  if (!t.peakKeySecond || most > t.peakKeySecond.hottestKey.writes) t.peakKeySecond = peak;
-  if (!t.busiestSecond || t.secondWrites > t.busiestSecond.writes) t.busiestSecond = peak;
-  t.secondKeys = new Map();
-  t.secondWrites = 0;
+}
+
+/** The peaks of `t` with `peak` (one more second) taken into account. */
+function withPeak(
+  peaks: Pick<TableWrites, 'peakKeySecond' | 'busiestSecond'>,
+  peak: SecondPeak,
+): Pick<TableWrites, 'peakKeySecond' | 'busiestSecond'> {
+  const { peakKeySecond, busiestSecond } = peaks;
+  return {
+    peakKeySecond:
+      !peakKeySecond || peak.hottestKey.writes > peakKeySecond.hottestKey.writes ? peak : peakKeySecond,
+    busiestSecond: !busiestSecond || peak.writes > busiestSecond.writes ? peak : busiestSecond,
+  };
+}
+
+/** Folds the seconds older than `before` into the table's peaks. */
+function closeSeconds(t: TableWrites, before: number) {
+  for (const [second, w] of t.seconds) {
+    if (second >= before) continue;
+    t.seconds.delete(second);
+    if (w.writes === 0) continue;
+    Object.assign(t, withPeak(t, peakOf(second, w)));
+  }
 }
 
 /**
@@ -88,7 +116,10 @@ function closeSecond(t: TableWrites) {
  * partition key, overall and per second (the hot-key meter).
  */
 export class Telemetry {
-  private requests = new Map<string, Counter & { statuses: Record<string, number> }>();
+  private requests = new Map<
+    string,
+    Counter & { statuses: Record<string, number>; refused: number; refusedBy: Record<string, number> }
+  >();
   private invocations = new Map<string, Counter & { billedMs: number; errors: number; memoryMb: number }>();
   private writes = new Map<string, TableWrites>();
   private reads = new Map<string, Record<string, number>>();
@@ -98,8 +129,18 @@ export class Telemetry {
   constructor(private readonly tables: ReadonlyMap<string, LocalTable>) {}
 
   request(r: RequestRecord) {
-    const c = entry(this.requests, r.routeKey, () => ({ count: 0, samples: [], statuses: {} }));
+    const c = entry(this.requests, r.routeKey, () => ({
+      count: 0,
+      samples: [],
+      statuses: {},
+      refused: 0,
+      refusedBy: {} as Record<string, number>,
+    }));
     c.count++;
+    if (r.refused) {
+      c.refused++;
+      c.refusedBy[r.refused] = (c.refusedBy[r.refused] ?? 0) + 1;
+    }
     if (c.samples.length < MAX_SAMPLES) c.samples.push(r.durationMs);
     c.statuses[r.status] = (c.statuses[r.status] ?? 0) + 1;
   }
@@ -127,10 +168,23 @@ export class Telemetry {
     }));
   }
 
+  /** A write the local AWS endpoint forwarded (another client's, not a sandbox's). */
   write(operation: string, input: Record<string, unknown>) {
     const second = Math.floor(Date.now() / 1000);
     const writes = itemWrites(operation, input, (table) => this.tables.get(table)?.partitionKey);
     for (const w of writes) this.countWrite(operation, w, second);
+  }
+
+  /** What a sandbox counted of its own DynamoDB calls (see lambda/dynamo-meter.ts). */
+  meter(batch: MeterBatch) {
+    for (const [operation, second, table, key, units, transactional] of batch.writes) {
+      this.countWrite(
+        operation,
+        { table, key: key ?? undefined, units, transactional: transactional === 1 },
+        second,
+      );
+    }
+    for (const [operation, table, units] of batch.reads) this.countRead(operation, table, units);
   }
 
   private countWrite(operation: string, w: ItemWrite, second: number) {
@@ -141,29 +195,31 @@ export class Telemetry {
     const t = entry(this.writes, w.table, () => ({
       operations: {} as Record<string, number>,
       keys: new Map<string, number>(),
-      second,
-      secondKeys: new Map<string, number>(),
-      secondWrites: 0,
+      seconds: new Map<number, SecondWrites>(),
     }));
-    if (second !== t.second) {
-      closeSecond(t);
-      t.second = second;
-    }
     t.operations[operation] = (t.operations[operation] ?? 0) + 1;
     t.keys.set(w.key, (t.keys.get(w.key) ?? 0) + 1);
-    t.secondKeys.set(w.key, (t.secondKeys.get(w.key) ?? 0) + 1);
-    t.secondWrites++;
+    let s = t.seconds.get(second);
+    if (!s) {
+      s = { keys: new Map(), writes: 0 };
+      t.seconds.set(second, s);
+      closeSeconds(t, second - OPEN_SECONDS);
+    }
+    s.keys.set(w.key, (s.keys.get(w.key) ?? 0) + 1);
+    s.writes++;
   }
 
+  /** A read the local AWS endpoint forwarded: its units per table, as DynamoDB Local reported them. */
   read(unitsByTable: ReadonlyMap<string, number>, operation: string) {
-    const transactional = operation === 'TransactGetItems';
-    for (const [table, units] of unitsByTable) {
-      const t = entry(this.reads, table, () => ({}) as Record<string, number>);
-      t[operation] = (t[operation] ?? 0) + 1;
-      const u = this.tableUnits(table);
-      if (transactional) u.transactionalReadUnits += units;
-      else u.readUnits += units;
-    }
+    for (const [table, units] of unitsByTable) this.countRead(operation, table, units);
+  }
+
+  private countRead(operation: string, table: string, units: number) {
+    const t = entry(this.reads, table, () => ({}) as Record<string, number>);
+    t[operation] = (t[operation] ?? 0) + 1;
+    const u = this.tableUnits(table);
+    if (operation === 'TransactGetItems') u.transactionalReadUnits += units;
+    else u.readUnits += units;
   }
 
   reset() {
@@ -178,16 +234,14 @@ export class Telemetry {
   snapshot() {
     const seconds = Math.max(0.001, (Date.now() - this.since) / 1000);
     const now = Math.floor(Date.now() / 1000);
-    for (const t of this.writes.values()) {
-      if (t.second !== now) {
-        closeSecond(t);
-        t.second = now;
-      }
-    }
     return {
       seconds,
       requests: Object.fromEntries(
-        [...this.requests].map(([route, c]) => [route, { ...summarize(c), statuses: c.statuses }]),
+        // `refused`: of the 429s, those admission control answered (by reason in `refusedBy`).
+        [...this.requests].map(([route, c]) => [
+          route,
+          { ...summarize(c), statuses: c.statuses, refused: c.refused, refusedBy: c.refusedBy },
+        ]),
       ),
       invocations: Object.fromEntries(
         [...this.invocations].map(([fn, c]) => [
@@ -201,6 +255,11 @@ export class Telemetry {
         [...this.writes].map(([table, t]) => {
           const total = [...t.keys.values()].reduce((a, b) => a + b, 0);
           const hottest = [...t.keys].sort((a, b) => b[1] - a[1]).slice(0, 5);
+          // The seconds still open count too, but not the current one: it is not over.
+          let peaks: Pick<TableWrites, 'peakKeySecond' | 'busiestSecond'> = t;
+          for (const [second, w] of t.seconds) {
+            if (second < now && w.writes > 0) peaks = withPeak(peaks, peakOf(second, w));
+          }
           return [
             table,
             {
@@ -208,8 +267,8 @@ export class Telemetry {
               itemWrites: total,
               distinctKeys: t.keys.size,
               hottestKeys: hottest.map(([key, n]) => ({ key, writes: n, share: total ? n / total : 0 })),
-              peakKeySecond: t.peakKeySecond,
-              busiestSecond: t.busiestSecond,
+              peakKeySecond: peaks.peakKeySecond,
+              busiestSecond: peaks.busiestSecond,
             },
           ];
         }),

@@ -12,8 +12,8 @@ import { traced } from './powertools';
 export const dynamo = traced(
   new DynamoDBClient({
     maxAttempts: 5,
-    // Keep-alive sockets, and more of them than the SDK's default 50: a Lambda sandbox runs one
-    // invocation at a time, but the local cloud runs a function's concurrent invocations in one sandbox.
+    // Keep-alive sockets, so that calls reuse connections across invocations. (A sandbox runs one
+    // invocation at a time, on Lambda as locally; the bound is only a ceiling for fan-out within one.)
     requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }),
   }),
 );

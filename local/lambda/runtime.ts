@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { buildSync } from 'esbuild';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
+import type { MeterBatch } from './dynamo-meter';
 
 export interface FunctionSpec {
   readonly logicalId: string;
@@ -82,49 +84,199 @@ interface WorkerMessage {
   readonly id?: string;
   readonly result?: string | null;
   readonly error?: { errorType: string; errorMessage: string; trace: string[] };
+  /** Set on an invocation's answer: another invocation was running in the sandbox when it started. */
+  readonly overlapped?: boolean;
+  /** The sandbox's DynamoDB calls since its last report. */
+  readonly meter?: MeterBatch;
+  /** Tables a write just changed (their stream pollers should look now). */
+  readonly written?: string[];
 }
 
+interface Call {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/** One execution environment: a worker thread that runs one invocation at a time. */
 interface Sandbox {
-  worker: Worker;
-  ready: Promise<void>;
-  pending: Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>;
-  /** Invocations running in the sandbox now, and those waiting for a turn. */
-  running: number;
-  waiting: (() => void)[];
+  readonly id: number;
+  readonly pool: Pool;
+  readonly worker: Worker;
+  readonly ready: Promise<void>;
+  /** `starting` until its handler is loaded; `busy` while an invocation holds it; `stopped` for good. */
+  state: 'starting' | 'idle' | 'busy' | 'stopped';
+  idleSince: number;
+  invocations: number;
+  /** Answers the sandbox owes: its invocation's, and any memory or flush request. */
+  readonly pending: Map<string, Call>;
+}
+
+interface Waiter {
+  /** When it joined the queue (performance.now()). */
+  since: number;
+  grant: (sandbox: Sandbox) => void;
+  fail: (error: Error) => void;
+}
+
+/** What the runtime counts of one function's sandboxes (served at `/_local/sandboxes`). */
+export interface PoolStats {
+  /** Sandboxes started, and how many of them ran at least one invocation. */
+  started: number;
+  used: number;
+  /** Sandboxes stopped after an idle time, after a timed-out invocation, or because they crashed. */
+  reclaimed: number;
+  replacedAfterTimeout: number;
+  crashed: number;
+  invocations: number;
+  /** Invocations that started while another was running in the same sandbox: always 0. */
+  overlaps: number;
+  /** The most invocations that waited in the queue at once. */
+  mostQueued: number;
+}
+
+interface Pool {
+  readonly spec: FunctionSpec;
+  /** How many sandboxes the function may have: its reserved concurrency, else the machine-sized cap. */
+  readonly cap: number;
+  readonly sandboxes: Set<Sandbox>;
+  /** Idle sandboxes, the most recently used last (taken first: it is the warmest). */
+  readonly idle: Sandbox[];
+  /** Invocations waiting for a sandbox, first come first served. */
+  readonly queue: Waiter[];
+  starting: number;
+  /** Invocations admitted and not finished (running or queued): what reserved concurrency bounds. */
+  admitted: number;
+  /** Recent invocation duration (ms), an exponentially weighted mean of warm invocations; undefined before one. */
+  recentMs: number | undefined;
+  readonly stats: PoolStats;
+}
+
+export interface LambdaRuntimeOptions {
+  /** Print function output on this process's output instead of the per-function log files. */
+  readonly echoLogs?: boolean;
+  /** Sandboxes per function at most, for functions without reserved concurrency. */
+  readonly maxSandboxesPerFunction?: number;
+  /** Sandboxes of all functions at most (each sandbox costs memory: see DEFAULT_MAX_SANDBOXES). */
+  readonly maxSandboxes?: number;
+  /** An idle sandbox beyond a function's first is stopped after this long. */
+  readonly idleMs?: number;
+  /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
+  readonly dynamo?: { readonly port: number; readonly partitionKeys: Readonly<Record<string, string>> };
 }
 
 /**
- * How many invocations one sandbox runs at once; more wait their turn. On
- * Lambda each concurrent invocation has a sandbox of its own and runs at full
- * speed; here they share one thread, so without this bound a burst of
- * hundreds would all slow down together until every one passed its timeout.
- * The timeout (and the billed duration) counts from an invocation's turn, as
- * on Lambda it counts from the sandbox taking it.
+ * Sandboxes per function by default: on 2 cores more than a few concurrent
+ * invocations of one function only wait on DynamoDB Local anyway.
  */
-export const SANDBOX_CONCURRENCY = 32;
+export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 4;
+/**
+ * Sandboxes of all functions together by default. Measured here, a sandbox
+ * costs about 25 MB resident fresh and 40–50 MB once it has run a while (its
+ * heap and young generation grown). Under the integration suite (bursts of
+ * 200 orders), 16 sandboxes took the main process to 750 MB and the whole
+ * stack (with DynamoDB Local's JVM at 260 MB and the tsx launcher at 44 MB)
+ * to 1,050 MB; 13 still peaked at 1,020 MB. 12 (one warm per function of
+ * this app's 11, and room for one more) keeps the stack within 1 GB.
+ */
+export const DEFAULT_MAX_SANDBOXES = 12;
+/** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
+export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
+/** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
+const RECENT_WEIGHT = 0.2;
 
 /**
- * Runs each function in its own worker thread (its own process.env and module
- * state, like a Lambda sandbox), started on first use. Concurrent invocations
- * of one function share its sandbox, as Node's event loop allows; the timeout
- * from the template is enforced on each invocation.
+ * Builds the DynamoDB meter the sandboxes load (`dynamo-meter.ts` and the
+ * billing rules it uses) into one plain CommonJS file, so that a sandbox
+ * needs no TypeScript loader. Built once per runtime, in its work directory.
+ */
+function meterBundle(dir: string): string {
+  const outfile = join(dir, 'dynamo-meter.js');
+  const staging = `${outfile}.${process.pid}.tmp`;
+  buildSync({
+    entryPoints: [join(__dirname, 'dynamo-meter.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile: staging,
+    logLevel: 'silent',
+  });
+  // Atomic: another cloud sharing the directory never loads half a file.
+  renameSync(staging, outfile);
+  return outfile;
+}
+
+/**
+ * Runs each function as Lambda does: a pool of sandboxes per function, each
+ * a worker thread (its own process.env and module state) that runs one
+ * invocation at a time. An invocation takes an idle sandbox, else starts a
+ * new one while the function is below its cap, else waits in the function's
+ * queue (first come, first served). The timeout from the template counts
+ * from an invocation's turn; a sandbox whose invocation timed out is stopped
+ * and replaced (Lambda resets such an environment), so that it never runs two
+ * at once. Idle sandboxes beyond a function's first are stopped after a while.
  */
 export class LambdaRuntime {
-  private readonly sandboxes = new Map<string, Sandbox>();
+  private readonly pools = new Map<string, Pool>();
   readonly specs: ReadonlyMap<string, FunctionSpec>;
   private readonly listeners: ((record: InvocationRecord) => void)[] = [];
+  private readonly meterListeners: ((batch: MeterBatch) => void)[] = [];
+  private readonly writeListeners: ((tables: readonly string[]) => void)[] = [];
+  private readonly options: LambdaRuntimeOptions;
+  private readonly meterFile: string | undefined;
+  private readonly reaper: NodeJS.Timeout;
+  private nextId = 0;
+  private stopped = false;
 
   constructor(
     specs: readonly FunctionSpec[],
     private readonly logDir: string,
-    private readonly echoLogs = false,
+    options: LambdaRuntimeOptions | boolean = {},
   ) {
+    this.options = typeof options === 'boolean' ? { echoLogs: options } : options;
     this.specs = new Map(specs.map((s) => [s.logicalId, s]));
     mkdirSync(logDir, { recursive: true });
+    const perFunction = this.options.maxSandboxesPerFunction ?? DEFAULT_MAX_SANDBOXES_PER_FUNCTION;
+    for (const spec of specs) {
+      this.pools.set(spec.logicalId, {
+        spec,
+        cap: Math.max(1, spec.reservedConcurrency ?? perFunction),
+        sandboxes: new Set(),
+        idle: [],
+        queue: [],
+        starting: 0,
+        admitted: 0,
+        recentMs: undefined,
+        stats: {
+          started: 0,
+          used: 0,
+          reclaimed: 0,
+          replacedAfterTimeout: 0,
+          crashed: 0,
+          invocations: 0,
+          overlaps: 0,
+          mostQueued: 0,
+        },
+      });
+    }
+    this.meterFile = this.options.dynamo ? meterBundle(logDir) : undefined;
+    const idleMs = this.options.idleMs ?? DEFAULT_SANDBOX_IDLE_MS;
+    this.reaper = setInterval(() => this.reclaimIdle(idleMs), Math.min(idleMs, 5_000));
+    this.reaper.unref();
   }
 
   onInvocation(listener: (record: InvocationRecord) => void) {
     this.listeners.push(listener);
+  }
+
+  /** Receives what the sandboxes counted of their DynamoDB calls (batched, once per invocation). */
+  onMeter(listener: (batch: MeterBatch) => void) {
+    this.meterListeners.push(listener);
+  }
+
+  /** Called as soon as a function's write to DynamoDB has succeeded, with the tables it wrote. */
+  onDynamoWrite(listener: (tables: readonly string[]) => void) {
+    this.writeListeners.push(listener);
   }
 
   /** Resolves a function name, ARN or logical id to the function's logical id. */
@@ -134,95 +286,265 @@ export class LambdaRuntime {
     return name;
   }
 
-  /** Starts every sandbox now rather than on first use (so the first request is not a cold start). */
+  /** Starts one sandbox per function now rather than on first use (so the first request is not a cold start). */
   async warmAll() {
-    await this.warm([...this.specs.keys()]);
+    await this.warm(this.pools.keys());
   }
 
-  /** Starts the sandboxes of `functionIds` (if not started yet) and waits until they are ready. */
+  /** Starts a sandbox of each of `functionIds` that has none yet, and waits until they are ready. */
   async warm(functionIds: Iterable<string>) {
-    await Promise.all([...new Set(functionIds)].map((id) => this.sandbox(id).ready));
+    await Promise.all(
+      [...new Set(functionIds)].map((id) => {
+        const pool = this.pools.get(id);
+        if (!pool) throw new Error(`no local function ${id}`);
+        const starting = [...pool.sandboxes].find((s) => s.state === 'starting');
+        if (starting) return starting.ready;
+        return pool.sandboxes.size > 0 ? undefined : this.start(pool).ready;
+      }),
+    );
   }
 
-  private sandbox(functionId: string): Sandbox {
-    const existing = this.sandboxes.get(functionId);
-    if (existing) return existing;
-    const spec = this.specs.get(functionId)!;
+  /** The total cap; never below one sandbox per function, so that every function can run. */
+  private get maxSandboxes() {
+    return Math.max(this.options.maxSandboxes ?? DEFAULT_MAX_SANDBOXES, this.pools.size);
+  }
+
+  private get sandboxCount() {
+    let n = 0;
+    for (const pool of this.pools.values()) n += pool.sandboxes.size;
+    return n;
+  }
+
+  private start(pool: Pool): Sandbox {
+    const { spec } = pool;
+    const functionId = spec.logicalId;
     const worker = new Worker(join(__dirname, 'worker.js'), {
       // Echoing means the parent's output, so the worker's must come through the parent.
       workerData: {
         codeDir: spec.codeDir,
         handler: spec.handler,
-        ...(this.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
+        ...(this.options.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
+        ...(this.meterFile && this.options.dynamo
+          ? {
+              meter: {
+                file: this.meterFile,
+                port: this.options.dynamo.port,
+                partitionKeys: this.options.dynamo.partitionKeys,
+              },
+            }
+          : {}),
       },
       env: spec.environment,
       // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles.
       execArgv: [],
       resourceLimits: { maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512) },
     });
-    const pending: Sandbox['pending'] = new Map();
     let markReady: () => void;
     let failStart: (error: Error) => void;
     const ready = new Promise<void>((resolve, reject) => {
       markReady = resolve;
       failStart = reject;
     });
+    // A start failure is reported to whoever waits on it; nobody waiting is not an unhandled rejection.
+    ready.catch(() => undefined);
+    const sandbox: Sandbox = {
+      id: ++this.nextId,
+      pool,
+      worker,
+      ready,
+      state: 'starting',
+      idleSince: performance.now(),
+      invocations: 0,
+      pending: new Map(),
+    };
+    pool.sandboxes.add(sandbox);
+    pool.starting++;
+    pool.stats.started++;
     worker.on('message', (message: WorkerMessage) => {
-      if (message.ready) return markReady();
-      const call = pending.get(message.id!);
+      if (message.written) {
+        for (const listener of this.writeListeners) listener(message.written);
+        return;
+      }
+      if (message.meter) for (const listener of this.meterListeners) listener(message.meter);
+      if (message.ready) {
+        pool.starting--;
+        sandbox.state = 'busy';
+        markReady();
+        this.release(sandbox);
+        return;
+      }
+      if (message.id === undefined) return;
+      if (message.overlapped) pool.stats.overlaps++;
+      const call = sandbox.pending.get(message.id);
       if (!call) return;
-      pending.delete(message.id!);
+      sandbox.pending.delete(message.id);
       if (message.error) {
         const e = message.error;
         call.reject(new FunctionError(functionId, e.errorType, e.errorMessage, e.trace));
       } else call.resolve(message.result == null ? null : JSON.parse(message.result));
     });
     const crash = (error: Error) => {
-      this.sandboxes.delete(functionId);
+      if (sandbox.state === 'stopped') return;
+      if (sandbox.state === 'starting') {
+        pool.starting--;
+        // The start failed (the handler's module threw, say): the oldest waiting invocation learns why.
+        pool.queue.shift()?.fail(error);
+      } else pool.stats.crashed++;
       failStart(error);
-      for (const call of pending.values()) {
+      this.remove(sandbox);
+      for (const call of sandbox.pending.values()) {
         call.reject(new FunctionError(functionId, 'Runtime.ExitError', `sandbox stopped: ${error.message}`));
       }
-      pending.clear();
+      sandbox.pending.clear();
     };
     worker.on('error', crash);
     worker.on('exit', (code) => crash(new Error(`worker exited with code ${code}`)));
-    const sandbox: Sandbox = { worker, ready, pending, running: 0, waiting: [] };
-    this.sandboxes.set(functionId, sandbox);
     return sandbox;
+  }
+
+  /**
+   * Takes a sandbox out of its pool for good, and (unless `refill` is false:
+   * the caller takes the room itself) lets waiting invocations start
+   * sandboxes in its place.
+   */
+  private remove(sandbox: Sandbox, refill = true) {
+    const { pool } = sandbox;
+    sandbox.state = 'stopped';
+    pool.sandboxes.delete(sandbox);
+    const at = pool.idle.indexOf(sandbox);
+    if (at >= 0) pool.idle.splice(at, 1);
+    if (this.stopped || !refill) return;
+    this.fill(pool);
+    for (const other of this.pools.values()) if (other !== pool) this.fill(other);
+  }
+
+  /** A sandbox is free: the first waiting invocation takes it, else it waits idle. */
+  private release(sandbox: Sandbox) {
+    if (sandbox.state !== 'busy') return;
+    const next = sandbox.pool.queue.shift();
+    if (next) return next.grant(sandbox);
+    sandbox.state = 'idle';
+    sandbox.idleSince = performance.now();
+    sandbox.pool.idle.push(sandbox);
+    // At the total cap, another function's waiting invocations may need this sandbox's room.
+    if (this.sandboxCount >= this.maxSandboxes) {
+      for (const other of this.pools.values()) if (other.queue.length > other.starting) this.fill(other);
+    }
+  }
+
+  /** Starts sandboxes for the invocations waiting in `pool`'s queue, within the caps. */
+  private fill(pool: Pool) {
+    while (pool.queue.length > pool.starting && pool.sandboxes.size < pool.cap) {
+      if (this.sandboxCount >= this.maxSandboxes && !this.evictFor(pool)) return;
+      this.start(pool);
+    }
+  }
+
+  /** Makes room under the total cap: stops another function's longest-idle sandbox beyond its first. */
+  private evictFor(pool: Pool): boolean {
+    let victim: Sandbox | undefined;
+    for (const other of this.pools.values()) {
+      if (other === pool || other.sandboxes.size <= 1) continue;
+      for (const s of other.idle) if (!victim || s.idleSince < victim.idleSince) victim = s;
+    }
+    if (!victim) return false;
+    victim.pool.stats.reclaimed++;
+    this.stopSandbox(victim, false);
+    return true;
+  }
+
+  private stopSandbox(sandbox: Sandbox, refill = true) {
+    this.remove(sandbox, refill);
+    void sandbox.worker.terminate();
+  }
+
+  private reclaimIdle(idleMs: number) {
+    const now = performance.now();
+    for (const pool of this.pools.values()) {
+      for (const sandbox of [...pool.idle]) {
+        if (pool.sandboxes.size <= 1) break;
+        if (now - sandbox.idleSince < idleMs) continue;
+        pool.stats.reclaimed++;
+        this.stopSandbox(sandbox);
+      }
+    }
+  }
+
+  /** Waits for a sandbox of `pool` that is free, starting one if the caps allow. */
+  private acquire(pool: Pool): Promise<Sandbox> {
+    const idle = pool.idle.pop();
+    if (idle) {
+      idle.state = 'busy';
+      return Promise.resolve(idle);
+    }
+    return new Promise((resolve, reject) => {
+      pool.queue.push({ since: performance.now(), grant: resolve, fail: reject });
+      pool.stats.mostQueued = Math.max(pool.stats.mostQueued, pool.queue.length - pool.starting);
+      this.fill(pool);
+    });
+  }
+
+  /**
+   * Stops a sandbox whose invocation timed out (Lambda resets such an
+   * environment): it takes no other invocation. What its meter counted so
+   * far is collected first, briefly.
+   */
+  private retire(sandbox: Sandbox) {
+    sandbox.pool.stats.replacedAfterTimeout++;
+    this.remove(sandbox);
+    const id = randomUUID();
+    const stop = () => {
+      sandbox.pending.clear();
+      void sandbox.worker.terminate();
+    };
+    const timer = setTimeout(stop, 1_000);
+    sandbox.pending.set(id, {
+      resolve: () => {
+        clearTimeout(timer);
+        stop();
+      },
+      reject: () => clearTimeout(timer),
+    });
+    sandbox.worker.postMessage({ id, flush: true });
   }
 
   /** Invokes a function with `event` and resolves with its result, or rejects with a FunctionError. */
   async invoke(functionId: string, event: unknown): Promise<unknown> {
-    const spec = this.specs.get(functionId);
-    if (!spec) throw new Error(`no local function ${functionId}`);
-    const sandbox = this.sandbox(functionId);
-    await sandbox.ready;
-    const concurrent = sandbox.running + sandbox.waiting.length;
-    if (spec.reservedConcurrency !== undefined && concurrent >= spec.reservedConcurrency) {
+    const pool = this.pools.get(functionId);
+    if (!pool) throw new Error(`no local function ${functionId}`);
+    const { spec } = pool;
+    if (spec.reservedConcurrency !== undefined && pool.admitted >= spec.reservedConcurrency) {
       throw new FunctionError(functionId, THROTTLED_ERROR, 'Rate Exceeded.');
     }
-    if (sandbox.running < SANDBOX_CONCURRENCY) sandbox.running++;
-    else await new Promise<void>((turn) => sandbox.waiting.push(turn));
-    const id = randomUUID();
-    const started = performance.now();
-    const context = {
-      functionName: functionId,
-      functionVersion: '$LATEST',
-      invokedFunctionArn: `arn:aws:lambda:${REGION}:000000000000:function:${functionId}`,
-      memoryLimitInMB: String(spec.memoryMb),
-      awsRequestId: id,
-      logGroupName: `/aws/lambda/${functionId}`,
-      logStreamName: 'local',
-      deadlineMs: Date.now() + spec.timeoutMs,
-    };
-    let timer: NodeJS.Timeout | undefined;
+    pool.admitted++;
+    let started = performance.now();
     let ok = false;
+    let timedOut = false;
+    let sandbox: Sandbox | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
+      sandbox = await this.acquire(pool);
+      if (sandbox.invocations++ === 0) pool.stats.used++;
+      pool.stats.invocations++;
+      // The timeout (and the billed duration) counts from the invocation's turn, as on Lambda.
+      started = performance.now();
+      const id = randomUUID();
+      const context = {
+        functionName: functionId,
+        functionVersion: '$LATEST',
+        invokedFunctionArn: `arn:aws:lambda:${REGION}:000000000000:function:${functionId}`,
+        memoryLimitInMB: String(spec.memoryMb),
+        awsRequestId: id,
+        logGroupName: `/aws/lambda/${functionId}`,
+        logStreamName: `local/${sandbox.id}`,
+        deadlineMs: Date.now() + spec.timeoutMs,
+      };
+      const running = sandbox;
       const result = await new Promise((resolve, reject) => {
-        sandbox.pending.set(id, { resolve, reject });
+        running.pending.set(id, { resolve, reject });
         timer = setTimeout(() => {
-          sandbox.pending.delete(id);
+          running.pending.delete(id);
+          timedOut = true;
           reject(
             new FunctionError(
               functionId,
@@ -231,46 +553,111 @@ export class LambdaRuntime {
             ),
           );
         }, spec.timeoutMs);
-        sandbox.worker.postMessage({ id, event, context });
+        running.worker.postMessage({ id, event, context });
       });
       ok = true;
       return result;
     } finally {
       clearTimeout(timer);
-      // The turn passes straight to the next waiting invocation, if any.
-      const next = sandbox.waiting.shift();
-      if (next) next();
-      else sandbox.running--;
-      const record = {
-        functionName: functionId,
-        memoryMb: spec.memoryMb,
-        durationMs: performance.now() - started,
-        ok,
-      };
-      for (const listener of this.listeners) listener(record);
+      pool.admitted--;
+      if (sandbox) {
+        if (timedOut && sandbox.state === 'busy') this.retire(sandbox);
+        else this.release(sandbox);
+        const durationMs = performance.now() - started;
+        // A sandbox's first invocation (modules, JIT and connections still cold) says little of the next.
+        if (sandbox.invocations > 1) {
+          pool.recentMs =
+            pool.recentMs === undefined
+              ? durationMs
+              : pool.recentMs + RECENT_WEIGHT * (durationMs - pool.recentMs);
+        }
+        const record = { functionName: functionId, memoryMb: spec.memoryMb, durationMs, ok };
+        for (const listener of this.listeners) listener(record);
+      }
     }
   }
 
-  /** Each running sandbox's heap, in MiB (what a function holds onto between invocations). */
-  async memory(): Promise<Record<string, { heapUsedMb: number; heapTotalMb: number }>> {
+  /**
+   * How long the function's oldest waiting invocation has waited for a
+   * sandbox so far, in ms (0 when none waits): the queue's delay as measured,
+   * whatever the invocations ahead of it take.
+   */
+  queueDelayMs(functionId: string): number {
+    const head = this.pools.get(functionId)?.queue[0];
+    return head ? performance.now() - head.since : 0;
+  }
+
+  /** What admission control reads of a function's pool. */
+  load(functionId: string): { cap: number; recentMs: number | undefined; invocations: number } {
+    const pool = this.pools.get(functionId);
+    if (!pool) throw new Error(`no local function ${functionId}`);
+    return { cap: pool.cap, recentMs: pool.recentMs, invocations: pool.stats.invocations };
+  }
+
+  /** Each function's pool: its cap, sandboxes, queue and counters. */
+  sandboxes() {
+    return Object.fromEntries(
+      [...this.pools].map(([functionId, pool]) => [
+        functionId,
+        {
+          cap: pool.cap,
+          sandboxes: pool.sandboxes.size,
+          busy: [...pool.sandboxes].filter((s) => s.state === 'busy').length,
+          queued: Math.max(0, pool.queue.length),
+          recentMs: pool.recentMs === undefined ? undefined : Math.round(pool.recentMs * 10) / 10,
+          ...pool.stats,
+        },
+      ]),
+    );
+  }
+
+  /** Each function's sandboxes' heap, summed, in MiB (what a function holds onto between invocations). */
+  async memory(): Promise<Record<string, { heapUsedMb: number; heapTotalMb: number; sandboxes: number }>> {
+    const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
     const entries = await Promise.all(
-      [...this.sandboxes].map(async ([functionId, sandbox]) => {
-        await sandbox.ready;
-        const id = randomUUID();
-        const usage = (await new Promise<unknown>((resolve, reject) => {
-          sandbox.pending.set(id, { resolve, reject });
-          sandbox.worker.postMessage({ id, memory: true });
-        })) as { heapUsed: number; heapTotal: number };
-        const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
-        return [functionId, { heapUsedMb: mb(usage.heapUsed), heapTotalMb: mb(usage.heapTotal) }] as const;
+      [...this.pools].map(async ([functionId, pool]) => {
+        const usages = await Promise.all(
+          [...pool.sandboxes]
+            .filter((s) => s.state !== 'starting')
+            .map((sandbox) =>
+              new Promise<{ heapUsed: number; heapTotal: number }>((resolve, reject) => {
+                const id = randomUUID();
+                sandbox.pending.set(id, {
+                  resolve: (value) => resolve(value as { heapUsed: number; heapTotal: number }),
+                  reject,
+                });
+                sandbox.worker.postMessage({ id, memory: true });
+              }).catch(() => ({ heapUsed: 0, heapTotal: 0 })),
+            ),
+        );
+        if (usages.length === 0) return undefined;
+        const sum = (k: 'heapUsed' | 'heapTotal') => usages.reduce((n, u) => n + u[k], 0);
+        return [
+          functionId,
+          { heapUsedMb: mb(sum('heapUsed')), heapTotalMb: mb(sum('heapTotal')), sandboxes: usages.length },
+        ] as const;
       }),
     );
-    return Object.fromEntries(entries);
+    return Object.fromEntries(entries.filter((e) => e !== undefined));
   }
 
   async stop() {
-    const workers = [...this.sandboxes.values()].map((s) => s.worker);
-    this.sandboxes.clear();
+    this.stopped = true;
+    clearInterval(this.reaper);
+    const workers: Worker[] = [];
+    for (const pool of this.pools.values()) {
+      for (const waiter of pool.queue.splice(0)) {
+        waiter.fail(
+          new FunctionError(pool.spec.logicalId, 'Runtime.ExitError', 'the local cloud is stopping'),
+        );
+      }
+      for (const sandbox of pool.sandboxes) {
+        sandbox.state = 'stopped';
+        workers.push(sandbox.worker);
+      }
+      pool.sandboxes.clear();
+      pool.idle.length = 0;
+    }
     await Promise.all(workers.map((w) => w.terminate()));
   }
 }

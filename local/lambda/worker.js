@@ -1,10 +1,12 @@
 // One function's sandbox: a worker thread whose process.env is the function's
-// environment, which loads the bundled handler once and runs invocations sent
-// by the parent. Plain CommonJS so that it starts without a TypeScript loader.
+// environment, which loads the bundled handler once and runs the invocations
+// the parent sends it, one at a time (the parent never sends a second before
+// the first has answered; `overlapped` reports it if it ever did). Plain
+// CommonJS so that it starts without a TypeScript loader.
 const { parentPort, workerData } = require('node:worker_threads');
 const { join } = require('node:path');
 
-const { codeDir, handler: handlerSetting, logFile } = workerData;
+const { codeDir, handler: handlerSetting, logFile, meter: meterSettings } = workerData;
 
 // The function's output goes straight to its log file from this thread: piped through the
 // parent, every log line of every function would cost the local cloud's main thread.
@@ -20,6 +22,27 @@ if (logFile) {
     };
   }
 }
+// The function's DynamoDB calls go straight to DynamoDB Local; the meter counts them here and the
+// counts go to the parent with each invocation's result (writes also wake the stream pollers at once).
+let active = 0;
+let flushTimer;
+const meter = meterSettings
+  ? require(meterSettings.file).installDynamoMeter({
+      port: meterSettings.port,
+      partitionKeys: meterSettings.partitionKeys,
+      onWrite: (tables) => parentPort.postMessage({ written: tables }),
+      // Calls made after an invocation answered (work it left running) are reported shortly after.
+      onRecord: () => {
+        if (active > 0 || flushTimer) return;
+        flushTimer = setTimeout(() => {
+          flushTimer = undefined;
+          const batch = meter.take();
+          if (batch) parentPort.postMessage({ meter: batch });
+        }, 50);
+      },
+    })
+  : undefined;
+
 const dot = handlerSetting.lastIndexOf('.');
 const handlerModule = require(join(codeDir, handlerSetting.slice(0, dot)));
 const handler = handlerModule[handlerSetting.slice(dot + 1)];
@@ -38,12 +61,19 @@ function errorPayload(error) {
   return { errorType: 'Error', errorMessage: String(error), trace: [] };
 }
 
-parentPort.on('message', async ({ id, event, context, memory }) => {
+parentPort.on('message', async ({ id, event, context, memory, flush }) => {
   if (memory) {
     const { heapUsed, heapTotal, external } = process.memoryUsage();
     parentPort.postMessage({ id, result: JSON.stringify({ heapUsed, heapTotal, external }) });
     return;
   }
+  if (flush) {
+    // The sandbox is being stopped (its invocation timed out): hand over what was counted so far.
+    parentPort.postMessage({ id, result: null, meter: meter?.take() });
+    return;
+  }
+  const overlapped = active > 0;
+  active++;
   const deadline = context.deadlineMs;
   const lambdaContext = {
     ...context,
@@ -53,12 +83,15 @@ parentPort.on('message', async ({ id, event, context, memory }) => {
     fail() {},
     succeed() {},
   };
+  let answer;
   try {
     const result = await handler(event, lambdaContext);
-    parentPort.postMessage({ id, result: result === undefined ? null : JSON.stringify(result) });
+    answer = { id, result: result === undefined ? null : JSON.stringify(result) };
   } catch (error) {
-    parentPort.postMessage({ id, error: errorPayload(error) });
+    answer = { id, error: errorPayload(error) };
   }
+  active--;
+  parentPort.postMessage({ ...answer, overlapped, meter: meter?.take() });
 });
 
 parentPort.postMessage({ ready: true });

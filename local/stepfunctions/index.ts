@@ -172,6 +172,7 @@ export class LocalStepFunctions {
   private historyHead = 0;
   private readonly created = Date.now();
   private stopped = false;
+  private started = 0;
 
   constructor(
     assembly: Assembly,
@@ -282,6 +283,20 @@ export class LocalStepFunctions {
     return { executionArn: execution.executionArn, startDate: seconds(execution.startDate) };
   }
 
+  /** Executions started since this started (`stats` can be reset; this is not). */
+  get executionsStarted(): number {
+    return this.started;
+  }
+
+  /** The functions the state machines' Task states invoke (those named in the definitions). */
+  get taskFunctionIds(): string[] {
+    const ids = new Set<string>();
+    for (const machine of this.machines.values()) {
+      for (const task of machine.tasks.values()) if (task.functionId) ids.add(task.functionId);
+    }
+    return [...ids];
+  }
+
   /** Executions running now. */
   get runningCount(): number {
     return this.running.size;
@@ -370,6 +385,7 @@ export class LocalStepFunctions {
     this.executions.set(executionArn, execution);
     this.running.add(execution);
     this.stats.executions++;
+    this.started++;
     const handlers: TaskHandlers = {};
     for (const task of machine.tasks.values()) {
       handlers[task.state] = (taskInput) => this.runTask(execution, task, taskInput);

@@ -3,12 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Assembly } from '../../local/assembly';
 import { LocalHttpApi, type RouteSpec } from '../../local/http-api';
-import {
-  FunctionError,
-  LambdaRuntime,
-  SANDBOX_CONCURRENCY,
-  THROTTLED_ERROR,
-} from '../../local/lambda/runtime';
+import { FunctionError, LambdaRuntime, THROTTLED_ERROR } from '../../local/lambda/runtime';
 import { stageThrottles, TokenBucket } from '../../local/throttle';
 
 const templateWith = (stage: Record<string, unknown>) =>
@@ -123,7 +118,7 @@ describe("the local HTTP API's throttling", () => {
     }
   });
 
-  test('a sandbox runs a bounded number of invocations at once; the rest wait their turn, then all succeed', async () => {
+  test("a function's sandboxes run one invocation each at a time; the rest wait their turn, then all succeed", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'turns-'));
     writeFileSync(
       join(dir, 'index.js'),
@@ -145,14 +140,106 @@ describe("the local HTTP API's throttling", () => {
       memoryMb: 128,
       environment: {},
     };
-    const runtime = new LambdaRuntime([{ ...spec, timeoutMs: 5_000 }], join(dir, 'logs'));
+    const runtime = new LambdaRuntime([{ ...spec, timeoutMs: 5_000 }], join(dir, 'logs'), {
+      maxSandboxesPerFunction: 3,
+    });
     try {
-      const burst = SANDBOX_CONCURRENCY * 3;
+      const burst = 30;
       const mosts = (await Promise.all(
         Array.from({ length: burst }, () => runtime.invoke('Turns', {})),
       )) as number[];
       expect(mosts).toHaveLength(burst);
-      expect(Math.max(...mosts)).toBe(SANDBOX_CONCURRENCY);
+      // Module state is per sandbox: no sandbox ever saw two invocations at once.
+      expect(Math.max(...mosts)).toBe(1);
+      expect(runtime.sandboxes().Turns).toMatchObject({
+        cap: 3,
+        sandboxes: 3,
+        started: 3,
+        used: 3,
+        invocations: burst,
+        overlaps: 0,
+      });
+    } finally {
+      await runtime.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a sandbox whose invocation timed out takes no other: it is replaced, and idle extra sandboxes are stopped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'timeout-'));
+    writeFileSync(
+      join(dir, 'index.js'),
+      [
+        'let running = 0;',
+        'exports.handler = async (event) => {',
+        '  running++;',
+        '  if (running > 1) throw new Error("two invocations at once");',
+        '  await new Promise((resolve) => setTimeout(resolve, event.ms));',
+        '  running--;',
+        '  return "done";',
+        '};',
+      ].join('\n'),
+    );
+    const spec = {
+      logicalId: 'Hangs',
+      codeDir: dir,
+      handler: 'index.handler',
+      memoryMb: 128,
+      environment: {},
+    };
+    const runtime = new LambdaRuntime([{ ...spec, timeoutMs: 300 }], join(dir, 'logs'), {
+      maxSandboxesPerFunction: 1,
+      idleMs: 200,
+    });
+    try {
+      await expect(runtime.invoke('Hangs', { ms: 2_000 })).rejects.toMatchObject({
+        errorType: 'Sandbox.Timedout',
+      });
+      // The cap is one sandbox: the next invocation gets a new one, not the one still running.
+      expect(await runtime.invoke('Hangs', { ms: 10 })).toBe('done');
+      expect(runtime.sandboxes().Hangs).toMatchObject({ started: 2, replacedAfterTimeout: 1, overlaps: 0 });
+    } finally {
+      await runtime.stop();
+    }
+    const pooled = new LambdaRuntime([{ ...spec, timeoutMs: 5_000 }], join(dir, 'logs'), {
+      maxSandboxesPerFunction: 4,
+      idleMs: 200,
+    });
+    try {
+      await Promise.all(Array.from({ length: 4 }, () => pooled.invoke('Hangs', { ms: 50 })));
+      expect(pooled.sandboxes().Hangs).toMatchObject({ sandboxes: 4 });
+      // Like Lambda reclaiming environments: all but one go once idle long enough.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(pooled.sandboxes().Hangs).toMatchObject({ sandboxes: 1, reclaimed: 3 });
+    } finally {
+      await pooled.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the sandboxes of all functions stay within the total cap: an idle extra one of another function makes room', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'total-'));
+    writeFileSync(
+      join(dir, 'index.js'),
+      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 50));',
+    );
+    const spec = { codeDir: dir, handler: 'index.handler', memoryMb: 128, timeoutMs: 5_000, environment: {} };
+    const runtime = new LambdaRuntime(
+      [
+        { ...spec, logicalId: 'A' },
+        { ...spec, logicalId: 'B' },
+      ],
+      join(dir, 'logs'),
+      { maxSandboxesPerFunction: 4, maxSandboxes: 3 },
+    );
+    const total = () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0);
+    try {
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
+      expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('B', {})));
+      expect(total()).toBeLessThanOrEqual(3);
+      expect(runtime.sandboxes().A!.reclaimed).toBeGreaterThanOrEqual(1);
+      expect(runtime.sandboxes().B!.sandboxes).toBeGreaterThanOrEqual(2);
     } finally {
       await runtime.stop();
       rmSync(dir, { recursive: true, force: true });

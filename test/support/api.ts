@@ -35,6 +35,26 @@ export const post = <T = Record<string, unknown>>(
   body?: unknown,
   headers?: Record<string, string>,
 ) => call<T>('POST', path, body, headers);
+/**
+ * A POST as a well-behaved client sends it under overload: a `429` (the local
+ * cloud refuses at the edge what it cannot serve in time, having changed
+ * nothing) is sent again after its `retry-after`, for up to `withinMs`.
+ */
+export async function postRetryingThrottled<T = Record<string, unknown>>(
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+  withinMs = 60_000,
+): Promise<ApiResponse<T>> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const r = await call<T>('POST', path, body, headers);
+    if (r.status !== 429 || Date.now() > deadline) return r;
+    const seconds = Number(r.headers.get('retry-after') ?? '1');
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000 * (1 + Math.random())));
+  }
+}
+
 export const get = <T = Record<string, unknown>>(path: string) => call<T>('GET', path);
 export const del = <T = Record<string, unknown>>(path: string) => call<T>('DELETE', path);
 
@@ -128,7 +148,7 @@ export async function placeAndSettle(customerId: string, items: { productId: str
     throw new Error(`order not placed: ${placed.status} ${JSON.stringify(placed.body)}`);
   const final = await eventually(
     () => get<OrderView>(`/orders/${placed.body.orderId}`),
-    (r) => r.body.status !== 'PENDING',
+    (r) => r.status === 200 && r.body.status !== 'PENDING',
     30_000,
   );
   return final.body;

@@ -1,0 +1,172 @@
+// Loaded inside each sandbox (bundled to plain CommonJS by the runtime, see `meterBundle`): observes
+// the function's own DynamoDB calls, which go straight to DynamoDB Local (AWS_ENDPOINT_URL_DYNAMODB),
+// and turns them into what the local cloud counts, so that its main thread neither proxies nor
+// parses them. `import = require` keeps the real `node:http` module object, whose `request` the
+// AWS SDK's NodeHttpHandler reads at its first call.
+import http = require('node:http');
+
+import {
+  askForConsumedCapacity,
+  consumedReadUnits,
+  itemWrites,
+  READ_OPERATIONS,
+  tablesWritten,
+  WRITE_OPERATIONS,
+} from '../capacity';
+
+/** One item written: operation, second (epoch), table, partition key value (or null), units, transactional (1/0). */
+export type MeteredWrite = [string, number, string, string | null, number, 0 | 1];
+/** One read: operation, table, the read units DynamoDB Local reported for it. */
+export type MeteredRead = [string, string, number];
+
+/** What a sandbox reports of its DynamoDB calls, batched (once per invocation). */
+export interface MeterBatch {
+  readonly writes: MeteredWrite[];
+  readonly reads: MeteredRead[];
+}
+
+export interface MeterOptions {
+  /** DynamoDB Local's port on 127.0.0.1: requests to it are the function's DynamoDB calls. */
+  readonly port: number;
+  /** Each table's partition key attribute, for the hot-key counters. */
+  readonly partitionKeys: Readonly<Record<string, string>>;
+  /** Called (once per tick, with every table written in it) as soon as a write has succeeded. */
+  readonly onWrite: (tables: string[]) => void;
+  /** Called whenever something was recorded (the sandbox flushes records made outside an invocation). */
+  readonly onRecord?: () => void;
+}
+
+export interface Meter {
+  /** The records since the last call, or undefined when there are none. */
+  take(): MeterBatch | undefined;
+}
+
+const DYNAMODB = 'DynamoDB_20120810.';
+
+type Chunk = string | Buffer | Uint8Array;
+const toBuffer = (chunk: Chunk, encoding?: unknown) =>
+  typeof chunk === 'string'
+    ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+    : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+
+function header(headers: unknown, name: string): string | undefined {
+  if (!headers || typeof headers !== 'object') return undefined;
+  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) {
+    if (k.toLowerCase() === name) return String(v);
+  }
+  return undefined;
+}
+
+/**
+ * Wraps `http.request` so that requests to DynamoDB Local's port are observed:
+ * a successful write is recorded by item (the billing rules of `capacity.ts`,
+ * transactions doubled) and reported at once to wake the table's stream
+ * pollers; a read is sent with `ReturnConsumedCapacity: TOTAL` (unless the
+ * caller asked already) and recorded with the units DynamoDB Local reports
+ * — as the local AWS endpoint does for the calls it proxies, so both give
+ * the same numbers. Nothing else about the request or response changes.
+ */
+export function installDynamoMeter(options: MeterOptions): Meter {
+  let writes: MeteredWrite[] = [];
+  let reads: MeteredRead[] = [];
+  let written: Set<string> | undefined;
+  const partitionKeyOf = (table: string) => options.partitionKeys[table];
+
+  const wrote = (tables: readonly string[]) => {
+    if (!written) {
+      written = new Set();
+      setImmediate(() => {
+        const all = [...written!];
+        written = undefined;
+        options.onWrite(all);
+      });
+    }
+    for (const t of tables) written.add(t);
+  };
+
+  const observe = (req: http.ClientRequest, operation: string) => {
+    const isRead = READ_OPERATIONS.has(operation);
+    const isWrite = WRITE_OPERATIONS.has(operation);
+    if (!isRead && !isWrite) return;
+    const chunks: Buffer[] = [];
+    const write = req.write;
+    const end = req.end;
+    req.write = function (this: http.ClientRequest, chunk: Chunk, ...rest: unknown[]) {
+      if (chunk) chunks.push(toBuffer(chunk, rest[0]));
+      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof req.write;
+    req.end = function (this: http.ClientRequest, ...args: unknown[]) {
+      const [chunk] = args;
+      if (chunk && typeof chunk !== 'function') {
+        const body = toBuffer(chunk as Chunk, args[1]);
+        // A read sent in one piece (as the SDK does) asks for its consumed capacity.
+        if (isRead && chunks.length === 0 && !this.headersSent) {
+          const asked = askForConsumedCapacity(body);
+          if (asked !== body) {
+            this.setHeader('content-length', asked.length);
+            chunks.push(asked);
+            const callback = args.find((a) => typeof a === 'function');
+            return (end as (...a: unknown[]) => http.ClientRequest).call(this, asked, callback);
+          }
+        }
+        chunks.push(body);
+      }
+      return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
+    } as typeof req.end;
+    req.once('response', (res: http.IncomingMessage) => {
+      if (res.statusCode !== 200) return;
+      if (isWrite) {
+        let input: Record<string, unknown>;
+        try {
+          input = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        } catch {
+          // Not the JSON the SDK sends: nothing to count, but some table changed.
+          wrote(['*']);
+          return;
+        }
+        const second = Math.floor(Date.now() / 1000);
+        for (const w of itemWrites(operation, input, partitionKeyOf)) {
+          writes.push([operation, second, w.table, w.key ?? null, w.units, w.transactional ? 1 : 0]);
+        }
+        wrote(tablesWritten(operation, input));
+        options.onRecord?.();
+        return;
+      }
+      // The body is watched as the parser pushes it, without reading it: the SDK still reads it as it came.
+      const body: Buffer[] = [];
+      const push = res.push;
+      res.push = function (this: http.IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
+        if (chunk === null) {
+          for (const [table, units] of consumedReadUnits(Buffer.concat(body).toString('utf8'))) {
+            reads.push([operation, table, units]);
+          }
+          options.onRecord?.();
+        } else if (chunk) body.push(toBuffer(chunk as Chunk, encoding));
+        return push.call(this, chunk, encoding);
+      };
+    });
+  };
+
+  const request = http.request;
+  const metered = function (this: unknown, ...args: unknown[]) {
+    const req = (request as (...a: unknown[]) => http.ClientRequest).apply(this, args);
+    const target = args[0];
+    if (target && typeof target === 'object' && !(target instanceof URL)) {
+      const o = target as http.RequestOptions;
+      const amzTarget = Number(o.port) === options.port ? header(o.headers, 'x-amz-target') : undefined;
+      if (amzTarget?.startsWith(DYNAMODB)) observe(req, amzTarget.slice(DYNAMODB.length));
+    }
+    return req;
+  };
+  http.request = metered as typeof http.request;
+
+  return {
+    take() {
+      if (writes.length === 0 && reads.length === 0) return undefined;
+      const batch = { writes, reads };
+      writes = [];
+      reads = [];
+      return batch;
+    },
+  };
+}

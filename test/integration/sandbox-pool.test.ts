@@ -1,0 +1,199 @@
+import {
+  awsEndpoint,
+  createCustomer,
+  createProduct,
+  eventually,
+  get,
+  localAdmin,
+  post,
+} from '../support/api';
+
+interface Pool {
+  cap: number;
+  sandboxes: number;
+  started: number;
+  used: number;
+  invocations: number;
+  overlaps: number;
+}
+
+interface RouteStats {
+  count: number;
+  statuses: Record<string, number>;
+  refused: number;
+  refusedBy: Record<string, number>;
+}
+
+interface Units {
+  readUnits: number;
+  writeUnits: number;
+  transactionalReadUnits: number;
+  transactionalWriteUnits: number;
+}
+
+interface Stats {
+  requests: Record<string, RouteStats>;
+  dynamodb: Record<string, Units>;
+  reads: Record<string, Record<string, number>>;
+  writes: Record<string, { operations: Record<string, number>; itemWrites: number }>;
+  invocations: Record<string, { count: number }>;
+  stepFunctions: { executions: number };
+  admission: { maxQueueWaitMs: number; maxSagaBacklogMs: number };
+}
+
+const sandboxes = async () =>
+  (await (await fetch(`${awsEndpoint()}/_local/sandboxes`)).json()) as Record<string, Pool>;
+const stats = () => localAdmin<Stats>('stats');
+
+async function setAdmission(bounds: Partial<Stats['admission']>) {
+  const response = await fetch(`${awsEndpoint()}/_local/admission`, {
+    method: 'POST',
+    body: JSON.stringify(bounds),
+  });
+  if (!response.ok) throw new Error(`admission not set: ${response.status}`);
+  return (await response.json()) as Stats['admission'];
+}
+
+const functionOf = (pools: Record<string, Pool>, prefix: string) =>
+  Object.entries(pools).find(([name]) => name.startsWith(prefix))!;
+
+describe('the local runtime: a pool of sandboxes per function', () => {
+  test('sandboxes never run two invocations at once, and a burst spreads over several', async () => {
+    const [accounts, before] = functionOf(await sandboxes(), 'AccountsApiFunction');
+    const created = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => post('/customers', { name: `Pool ${i}`, email: 'p@example.com' })),
+    );
+    expect(created.map((r) => r.status)).toEqual(Array(24).fill(201));
+
+    const pools = await sandboxes();
+    const after = pools[accounts]!;
+    expect(after.invocations - before.invocations).toBe(24);
+    // Several sandboxes took the burst (up to the function's cap) ...
+    expect(after.used).toBeGreaterThanOrEqual(2);
+    expect(after.sandboxes).toBeLessThanOrEqual(after.cap);
+    // ... and no sandbox, of any function, ever saw an invocation start while another ran in it.
+    expect(Object.values(pools).map((p) => p.overlaps)).toEqual(Object.values(pools).map(() => 0));
+  });
+});
+
+describe("the functions' DynamoDB calls, metered in their sandboxes", () => {
+  const table = (s: Stats, prefix: string) => Object.keys(s.dynamodb).find((t) => t.startsWith(prefix));
+  const units = (s: Stats, name: string | undefined): Units =>
+    (name && s.dynamodb[name]) || {
+      readUnits: 0,
+      writeUnits: 0,
+      transactionalReadUnits: 0,
+      transactionalWriteUnits: 0,
+    };
+
+  test('count as the AWS endpoint counted them: units by item size, transactions doubled, reads as DynamoDB Local reports', async () => {
+    const product = await createProduct({ stock: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = await stats();
+    await createCustomer();
+    const reserved = await post(`/products/${product.productId}/reservations`, { quantity: 3 });
+    expect(reserved.status).toBe(201);
+    const after = await stats();
+
+    const accounts = table(after, 'AccountsEventsTable')!;
+    const inventory = table(after, 'InventoryEventsTable')!;
+    // A customer's first event: one PutItem of under 1 KB.
+    expect(units(after, accounts).writeUnits - units(before, accounts).writeUnits).toBe(1);
+    expect(
+      after.writes[accounts]!.operations.PutItem! - (before.writes[accounts]?.operations.PutItem ?? 0),
+    ).toBe(1);
+    // A reservation: one strongly consistent Query of the product (1 unit), then a transaction of
+    // two items (the shard's event and the reservation's), each 2 units in a transaction.
+    expect(units(after, inventory).readUnits - units(before, inventory).readUnits).toBe(1);
+    expect(
+      units(after, inventory).transactionalWriteUnits - units(before, inventory).transactionalWriteUnits,
+    ).toBe(4);
+    expect(after.reads[inventory]!.Query! - (before.reads[inventory]?.Query ?? 0)).toBe(1);
+  });
+});
+
+describe('admission control at the edge', () => {
+  let defaults: Stats['admission'];
+  beforeAll(async () => {
+    defaults = (await stats()).admission;
+  });
+  afterEach(async () => {
+    await setAdmission(defaults);
+  });
+
+  test('a request its function cannot serve in time is refused at once with 429 and retry-after, changing nothing', async () => {
+    const product = await createProduct({ stock: 100 });
+    const route = 'POST /products/{productId}/reservations';
+    const before = await stats();
+    // No queueing at all: whatever finds every sandbox busy (and no room for another) is refused.
+    await setAdmission({ maxQueueWaitMs: 0 });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => post(`/products/${product.productId}/reservations`, { quantity: 1 })),
+    );
+    const statuses = answers.map((a) => a.status);
+    const reserved = statuses.filter((s) => s === 201).length;
+    const refused = answers.filter((a) => a.status === 429);
+    expect(reserved + refused.length).toBe(30);
+    expect(reserved).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(r.body).toEqual({
+        error: { code: 'THROTTLED', message: expect.stringContaining('overloaded'), details: [] },
+      });
+    }
+
+    // The refused requests invoked nothing and reserved nothing; the counters name them per route.
+    const after = await stats();
+    const [inventoryApi] = Object.keys(after.invocations).filter((f) => f.startsWith('InventoryApiFunction'));
+    expect(after.invocations[inventoryApi!]!.count - (before.invocations[inventoryApi!]?.count ?? 0)).toBe(
+      reserved,
+    );
+    const routeStats = after.requests[route]!;
+    const refusedBefore = before.requests[route]?.refused ?? 0;
+    expect(routeStats.refused - refusedBefore).toBe(refused.length);
+    expect(routeStats.refusedBy.queue).toBeGreaterThanOrEqual(refused.length);
+    await setAdmission(defaults);
+    await eventually(
+      () => get<{ available: number; reserved: number }>(`/products/${product.productId}`),
+      (r) => r.body.reserved === reserved && r.body.available === 100 - reserved,
+    );
+  });
+
+  test('an order is refused while the sagas running could not finish in time: no order, no saga, nothing held', async () => {
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 5, priceCents: 100 });
+    const before = await stats();
+    await setAdmission({ maxSagaBacklogMs: 0 });
+    const refused = await post('/orders', {
+      customerId: customer.customerId,
+      items: [{ productId: product.productId, quantity: 2 }],
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.body).toMatchObject({ error: { code: 'THROTTLED', details: [] } });
+    // Reads of the same function are not sagas: still served.
+    expect((await get(`/orders/ord_${'0'.repeat(32)}`)).status).toBe(404);
+
+    const after = await stats();
+    expect(after.requests['POST /orders']!.refusedBy.saga).toBe(
+      (before.requests['POST /orders']?.refusedBy.saga ?? 0) + 1,
+    );
+    expect(after.stepFunctions.executions).toBe(before.stepFunctions.executions);
+    expect(
+      (await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`)).body,
+    ).toMatchObject({ availableCreditCents: 10_000 });
+    expect((await get(`/products/${product.productId}`)).body).toMatchObject({ available: 5, reserved: 0 });
+
+    // With the default bounds the same order goes through.
+    await setAdmission(defaults);
+    expect(
+      (
+        await post('/orders', {
+          customerId: customer.customerId,
+          items: [{ productId: product.productId, quantity: 2 }],
+        })
+      ).status,
+    ).toBe(202);
+  });
+});
