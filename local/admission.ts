@@ -111,7 +111,7 @@ export class AdmissionControl {
    * steps. Each execution invokes the saga's Task functions (as many times per
    * execution as they were invoked so far; once each before there is a
    * history), and the executions in flight pass through them as through a
-   * pipeline: each function serves as many at once as its pool holds, at its
+   * pipeline: each function serves as many at once as its pool holds now, at its
    * recent duration (which, measured on the wall clock, already carries the
    * CPU the functions share), so the slowest function sets the pace. A Task
    * function whose queue delay is past `maxQueueWaitMs` counts as backlogged
@@ -127,9 +127,12 @@ export class AdmissionControl {
       const load = this.runtime.load(functionId);
       const invocations = load.invocations - (this.taskInvocationsAtStart.get(functionId) ?? 0);
       const perExecution = executions < 10 ? 1 : Math.min(3, invocations / executions);
+      // The sandboxes it has now, not its cap: under the total cap a busy function rarely reaches its own
+      // (counting the cap admitted two to four times the sagas the pools could run by their deadline).
+      const sandboxes = Math.max(1, Math.min(load.cap, load.sandboxes));
       perExecutionMs = Math.max(
         perExecutionMs,
-        (perExecution * (load.recentMs ?? UNKNOWN_DURATION_MS)) / load.cap,
+        (perExecution * (load.recentMs ?? UNKNOWN_DURATION_MS)) / sandboxes,
       );
     }
     return (sagas.runningCount + this.sagaRequests + 1) * perExecutionMs;

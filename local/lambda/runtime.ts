@@ -588,10 +588,20 @@ export class LambdaRuntime {
   }
 
   /** What admission control reads of a function's pool. */
-  load(functionId: string): { cap: number; recentMs: number | undefined; invocations: number } {
+  load(functionId: string): {
+    cap: number;
+    sandboxes: number;
+    recentMs: number | undefined;
+    invocations: number;
+  } {
     const pool = this.pools.get(functionId);
     if (!pool) throw new Error(`no local function ${functionId}`);
-    return { cap: pool.cap, recentMs: pool.recentMs, invocations: pool.stats.invocations };
+    return {
+      cap: pool.cap,
+      sandboxes: pool.sandboxes.size,
+      recentMs: pool.recentMs,
+      invocations: pool.stats.invocations,
+    };
   }
 
   /** Each function's pool: its cap, sandboxes, queue and counters. */
