@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CACHE_DIR, fetchedMarker, fetchMavenDependencies, fetchMavenDependenciesAsync } from './maven';
+import { runCommand } from './run-command';
 
 /** A running DynamoDB Local, listening on 127.0.0.1 only. */
 export interface DynamoDbLocal {
@@ -63,7 +64,7 @@ export async function prepareDynamoDbLocal(): Promise<{ libDir: string; classDir
   const jars = readdirSync(libDir)
     .filter((f) => f.endsWith('.jar'))
     .map((f) => join(libDir, f));
-  const { status, output } = await run(javaBinary(), [
+  const { status, output } = await runCommand(javaBinary(), [
     '-m',
     'jdk.compiler/com.sun.tools.javac.Main',
     '--release',
@@ -79,21 +80,6 @@ export async function prepareDynamoDbLocal(): Promise<{ libDir: string; classDir
   rmSync(CLASS_DIR, { recursive: true, force: true });
   renameSync(building, CLASS_DIR);
   return { libDir, classDir: CLASS_DIR };
-}
-
-function run(command: string, args: string[]): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.once('error', (error) => resolve({ status: null, output: error.message }));
-    child.once('close', (status) => resolve({ status, output }));
-  });
 }
 
 function javaBinary(): string {

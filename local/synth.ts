@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { runCommand } from './run-command';
 
 export const PROJECT_ROOT = join(__dirname, '..');
 const INPUTS = ['bin', 'lib', 'functions', 'statemachines', 'cdk.json', 'package-lock.json'];
@@ -56,21 +56,9 @@ export async function synthesize(
     outDir,
     ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
   ];
-  const result = await new Promise<{ status: number | null; output: string }>((resolve) => {
-    const child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.once('error', (error) => resolve({ status: null, output: error.message }));
-    child.once('close', (status) => resolve({ status, output }));
+  const result = await runCommand(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
   });
   if (result.status !== 0) {
     throw new Error(`cdk synth failed (exit ${result.status}):\n${result.output}`);

@@ -1,3 +1,4 @@
+import { partitionOf } from '../shared/ids';
 import type { Product, Stock } from './domain';
 
 /**
@@ -25,8 +26,4 @@ export interface ShardViewItem extends Stock {
 export const EXPIRY_PARTITIONS = 16;
 export const EXPIRY_INDEX = 'byExpiry';
 
-export function expiryPartition(reservationId: string): string {
-  let hash = 0;
-  for (const c of reservationId) hash = (hash * 31 + c.charCodeAt(0)) | 0;
-  return `p${Math.abs(hash) % EXPIRY_PARTITIONS}`;
-}
+export const expiryPartition = (reservationId: string) => partitionOf(reservationId, EXPIRY_PARTITIONS);

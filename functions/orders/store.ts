@@ -1,5 +1,6 @@
 import { documents, env } from '../shared/aws';
 import { AggregateStore } from '../shared/event-store';
+import { partitionOf } from '../shared/ids';
 import { type OrderEvent, orderFold } from './domain';
 
 /**
@@ -11,11 +12,7 @@ import { type OrderEvent, orderFold } from './domain';
 export const PLACED_INDEX = 'placedByDeadline';
 export const SWEEP_PARTITIONS = 8;
 
-export function sweepPartition(orderId: string): string {
-  let hash = 0;
-  for (const c of orderId) hash = (hash * 31 + c.charCodeAt(0)) | 0;
-  return `p${Math.abs(hash) % SWEEP_PARTITIONS}`;
-}
+export const sweepPartition = (orderId: string) => partitionOf(orderId, SWEEP_PARTITIONS);
 
 const placedIndexKeys = (event: OrderEvent) =>
   event.type === 'OrderPlaced'
