@@ -90,6 +90,8 @@ interface WorkerMessage {
   readonly meter?: MeterBatch;
   /** Tables a write just changed (their stream pollers should look now). */
   readonly written?: string[];
+  /** The invocation started (true) or ended (false) a pause: it waits on a timer, with no work to do. */
+  readonly pausing?: boolean;
 }
 
 interface Call {
@@ -109,6 +111,10 @@ interface Sandbox {
   invocations: number;
   /** Answers the sandbox owes: its invocation's, and any memory or flush request. */
   readonly pending: Map<string, Call>;
+  /** Its invocation is pausing (functions/shared/pause.ts): the sandbox does not count as work meanwhile. */
+  paused: boolean;
+  /** Told once when its invocation first pauses (see invoke's `onPause`). */
+  onPause: (() => void) | undefined;
 }
 
 interface Waiter {
@@ -132,6 +138,9 @@ export interface PoolStats {
   overlaps: number;
   /** The most invocations that waited in the queue at once. */
   mostQueued: number;
+  /** Pauses invocations took (each lends its sandbox's room), and the most sandboxes paused at once. */
+  pauses: number;
+  mostPaused: number;
 }
 
 interface Pool {
@@ -144,6 +153,8 @@ interface Pool {
   /** Invocations waiting for a sandbox, first come first served. */
   readonly queue: Waiter[];
   starting: number;
+  /** Sandboxes whose invocation is pausing: they do not count against the caps (see LambdaRuntime). */
+  paused: number;
   /** Invocations admitted and not finished (running or queued): what reserved concurrency bounds. */
   admitted: number;
   /** Recent invocation duration (ms), an exponentially weighted mean of warm invocations; undefined before one. */
@@ -158,6 +169,8 @@ export interface LambdaRuntimeOptions {
   readonly maxSandboxesPerFunction?: number;
   /** Sandboxes of all functions at most (each sandbox costs memory: see DEFAULT_MAX_SANDBOXES). */
   readonly maxSandboxes?: number;
+  /** Sandboxes beyond the caps at most, started in the room of paused ones (see DEFAULT_MAX_LENT_SANDBOXES). */
+  readonly maxLentSandboxes?: number;
   /** An idle sandbox beyond a function's first is stopped after this long. */
   readonly idleMs?: number;
   /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
@@ -179,6 +192,16 @@ export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 4;
  * this app's 11, and room for one more) keeps the stack within 1 GB.
  */
 export const DEFAULT_MAX_SANDBOXES = 12;
+/**
+ * Sandboxes that may run beyond the caps, in the room of sandboxes whose
+ * invocation is paused (a `POST /orders` with `Prefer: wait=N` waiting for
+ * its saga; on Lambda each would hold an environment of its own). Measured
+ * here: 8 concurrent waited orders whose saga took 3 s held the orders API's
+ * 2 sandboxes (the total cap leaves it 2) and a GET waited 14.9 s behind
+ * them; see the README. Each lent sandbox costs 25–50 MB while it lives
+ * (it is stopped as soon as it is free and its function is over its cap).
+ */
+export const DEFAULT_MAX_LENT_SANDBOXES = 6;
 /** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
 /** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
@@ -245,6 +268,7 @@ export class LambdaRuntime {
         idle: [],
         queue: [],
         starting: 0,
+        paused: 0,
         admitted: 0,
         recentMs: undefined,
         stats: {
@@ -256,6 +280,8 @@ export class LambdaRuntime {
           invocations: 0,
           overlaps: 0,
           mostQueued: 0,
+          pauses: 0,
+          mostPaused: 0,
         },
       });
     }
@@ -315,6 +341,35 @@ export class LambdaRuntime {
     return n;
   }
 
+  /** Sandboxes that count against the total cap: all but those whose invocation is paused. */
+  private get workingCount() {
+    let n = 0;
+    for (const pool of this.pools.values()) n += pool.sandboxes.size - pool.paused;
+    return n;
+  }
+
+  /** Whether another sandbox may start, lent room included: never more than the caps plus the lent ones. */
+  private get belowCeiling() {
+    return (
+      this.sandboxCount < this.maxSandboxes + (this.options.maxLentSandboxes ?? DEFAULT_MAX_LENT_SANDBOXES)
+    );
+  }
+
+  /** Marks a sandbox's invocation paused or resumed; a pause lends its room to the invocations waiting. */
+  private setPaused(sandbox: Sandbox, paused: boolean) {
+    if (sandbox.paused === paused) return;
+    sandbox.paused = paused;
+    const { pool } = sandbox;
+    pool.paused += paused ? 1 : -1;
+    if (!paused) return;
+    pool.stats.pauses++;
+    pool.stats.mostPaused = Math.max(pool.stats.mostPaused, pool.paused);
+    const onPause = sandbox.onPause;
+    sandbox.onPause = undefined;
+    onPause?.();
+    for (const any of this.pools.values()) if (any.queue.length > any.starting) this.fill(any);
+  }
+
   private start(pool: Pool): Sandbox {
     const { spec } = pool;
     const functionId = spec.logicalId;
@@ -356,6 +411,8 @@ export class LambdaRuntime {
       idleSince: performance.now(),
       invocations: 0,
       pending: new Map(),
+      paused: false,
+      onPause: undefined,
     };
     pool.sandboxes.add(sandbox);
     pool.starting++;
@@ -363,6 +420,10 @@ export class LambdaRuntime {
     worker.on('message', (message: WorkerMessage) => {
       if (message.written) {
         for (const listener of this.writeListeners) listener(message.written);
+        return;
+      }
+      if (message.pausing !== undefined) {
+        if (sandbox.state === 'busy') this.setPaused(sandbox, message.pausing);
         return;
       }
       if (message.meter) for (const listener of this.meterListeners) listener(message.meter);
@@ -409,6 +470,7 @@ export class LambdaRuntime {
    */
   private remove(sandbox: Sandbox, refill = true) {
     const { pool } = sandbox;
+    this.setPaused(sandbox, false);
     sandbox.state = 'stopped';
     pool.sandboxes.delete(sandbox);
     const at = pool.idle.indexOf(sandbox);
@@ -421,8 +483,19 @@ export class LambdaRuntime {
   /** A sandbox is free: the first waiting invocation takes it, else it waits idle. */
   private release(sandbox: Sandbox) {
     if (sandbox.state !== 'busy') return;
+    this.setPaused(sandbox, false);
+    sandbox.onPause = undefined;
     const next = sandbox.pool.queue.shift();
     if (next) return next.grant(sandbox);
+    // Room lent while others were paused is given back as soon as it is free.
+    const { pool } = sandbox;
+    if (
+      pool.sandboxes.size > 1 &&
+      (pool.sandboxes.size > pool.cap || this.sandboxCount > this.maxSandboxes)
+    ) {
+      pool.stats.reclaimed++;
+      return this.stopSandbox(sandbox);
+    }
     sandbox.state = 'idle';
     sandbox.idleSince = performance.now();
     sandbox.pool.idle.push(sandbox);
@@ -434,8 +507,9 @@ export class LambdaRuntime {
 
   /** Starts sandboxes for the invocations waiting in `pool`'s queue, within the caps. */
   private fill(pool: Pool) {
-    while (pool.queue.length > pool.starting && pool.sandboxes.size < pool.cap) {
-      if (this.sandboxCount >= this.maxSandboxes && !this.evictFor(pool)) return;
+    while (pool.queue.length > pool.starting && pool.sandboxes.size - pool.paused < pool.cap) {
+      if (!this.belowCeiling) return;
+      if (this.workingCount >= this.maxSandboxes && !this.evictFor(pool)) return;
       this.start(pool);
     }
   }
@@ -508,8 +582,11 @@ export class LambdaRuntime {
     sandbox.worker.postMessage({ id, flush: true });
   }
 
-  /** Invokes a function with `event` and resolves with its result, or rejects with a FunctionError. */
-  async invoke(functionId: string, event: unknown): Promise<unknown> {
+  /**
+   * Invokes a function with `event` and resolves with its result, or rejects with a FunctionError.
+   * `onPause` is told when the invocation first pauses (it has done its work and waits).
+   */
+  async invoke(functionId: string, event: unknown, options: { onPause?: () => void } = {}): Promise<unknown> {
     const pool = this.pools.get(functionId);
     if (!pool) throw new Error(`no local function ${functionId}`);
     const { spec } = pool;
@@ -540,6 +617,7 @@ export class LambdaRuntime {
         deadlineMs: Date.now() + spec.timeoutMs,
       };
       const running = sandbox;
+      running.onPause = options.onPause;
       const result = await new Promise((resolve, reject) => {
         running.pending.set(id, { resolve, reject });
         timer = setTimeout(() => {
@@ -613,6 +691,7 @@ export class LambdaRuntime {
           cap: pool.cap,
           sandboxes: pool.sandboxes.size,
           busy: [...pool.sandboxes].filter((s) => s.state === 'busy').length,
+          paused: pool.paused,
           queued: Math.max(0, pool.queue.length),
           recentMs: pool.recentMs === undefined ? undefined : Math.round(pool.recentMs * 10) / 10,
           ...pool.stats,

@@ -150,18 +150,20 @@ const placeOrder = idempotentCreation(
 );
 
 /**
- * When to read a waited-for order: the first read after 200 ms (an
- * uncontended saga takes about that long to end here), then every 1.5 times
- * longer, at most every second. See the README for what it costs.
+ * When to read a waited-for order: the first read 100 ms after placing it,
+ * then each gap 1.5 times the last, at most a second. Measured on the local
+ * cloud, uncontended, a saga ends 69 ms after its order was placed at the
+ * median and 196 ms at p90: one or two reads. See the README for the reads
+ * per waited order.
  */
-export const FINAL_ORDER_POLL: PollSchedule = { firstMs: 200, factor: 1.5, maxMs: 1_000 };
+export const FINAL_ORDER_POLL: PollSchedule = { firstMs: 100, factor: 1.5, maxMs: 1_000 };
 /** Room kept at the end of the function's time for the last read and the answer. */
 const WAIT_MARGIN_MS = 1_000;
 
 /**
  * `Prefer: wait=N` (RFC 7240): after the order was accepted, read its newest
  * event item on `FINAL_ORDER_POLL` until the saga has ended, for N seconds
- * from the request at most (and never past the function's time). Reading the
+ * from the request's arrival at most (and never past the function's time). Reading the
  * order, not the execution, works alike for STANDARD and EXPRESS machines.
  * Final in time: `201` with the order as `GET` shows it. Not yet: the `202`
  * as without the header. Both say `Preference-Applied: wait=N`, since the
@@ -173,7 +175,8 @@ async function answerWhenFinal(request: HttpRequest, waitSeconds: number, accept
   const { orderId } = JSON.parse(acceptance.body) as { orderId: string };
   const applied = { 'preference-applied': `wait=${waitSeconds}` };
   const deadlineMs = Math.min(
-    request.now.getTime() + waitSeconds * 1000,
+    // N counts from when the request reached the API, as the client counts it (RFC 7240: once received).
+    request.receivedAt.getTime() + waitSeconds * 1000,
     Date.now() + request.context.getRemainingTimeInMillis() - WAIT_MARGIN_MS,
   );
   const { value: final, reads } = await pollUntil(
