@@ -113,6 +113,12 @@ interface Sandbox {
   readonly pending: Map<string, Call>;
   /** Its invocation is pausing (functions/shared/pause.ts): the sandbox does not count as work meanwhile. */
   paused: boolean;
+  /**
+   * When its invocation first paused (performance.now(); 0 before): a wait
+   * pauses, reads, pauses again; from LEND_AFTER_PAUSED_MS after its first
+   * pause, the sandbox lends its room while paused.
+   */
+  waitingSince: number;
   /** Told once when its invocation first pauses (see invoke's `onPause`). */
   onPause: (() => void) | undefined;
 }
@@ -153,7 +159,7 @@ interface Pool {
   /** Invocations waiting for a sandbox, first come first served. */
   readonly queue: Waiter[];
   starting: number;
-  /** Sandboxes whose invocation is pausing: they do not count against the caps (see LambdaRuntime). */
+  /** Sandboxes whose invocation is pausing (see LambdaRuntime.lentRoom). */
   paused: number;
   /** Invocations admitted and not finished (running or queued): what reserved concurrency bounds. */
   admitted: number;
@@ -201,7 +207,14 @@ export const DEFAULT_MAX_SANDBOXES = 12;
  * them; see the README. Each lent sandbox costs 25–50 MB while it lives
  * (it is stopped as soon as it is free and its function is over its cap).
  */
-export const DEFAULT_MAX_LENT_SANDBOXES = 6;
+export const DEFAULT_MAX_LENT_SANDBOXES = 4;
+/**
+ * A paused sandbox lends its room only once paused this long: a sandbox
+ * started in it costs a cold start (0.5–1 s of CPU here), more than most
+ * waits last (a saga ends within 200 ms at p90 here, uncontended), and then
+ * sits idle. Lending serves the long waits: sagas slowed by load or faults.
+ */
+const LEND_AFTER_PAUSED_MS = 250;
 /** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
 /** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
@@ -341,10 +354,19 @@ export class LambdaRuntime {
     return n;
   }
 
-  /** Sandboxes that count against the total cap: all but those whose invocation is paused. */
+  /** How many of `pool`'s sandboxes lend their room: paused for LEND_AFTER_PAUSED_MS at least. */
+  private lentRoom(pool: Pool): number {
+    if (pool.paused === 0) return 0;
+    const before = performance.now() - LEND_AFTER_PAUSED_MS;
+    let n = 0;
+    for (const s of pool.sandboxes) if (s.paused && s.waitingSince <= before) n++;
+    return n;
+  }
+
+  /** Sandboxes that count against the total cap: all but those that lend their room. */
   private get workingCount() {
     let n = 0;
-    for (const pool of this.pools.values()) n += pool.sandboxes.size - pool.paused;
+    for (const pool of this.pools.values()) n += pool.sandboxes.size - this.lentRoom(pool);
     return n;
   }
 
@@ -355,19 +377,32 @@ export class LambdaRuntime {
     );
   }
 
-  /** Marks a sandbox's invocation paused or resumed; a pause lends its room to the invocations waiting. */
+  /**
+   * Marks a sandbox's invocation paused or resumed. A pause that lasts lends
+   * the sandbox's room (see lentRoom) to the invocations waiting, whichever
+   * function they are for: each gets a sandbox of its own, as on Lambda,
+   * never a share of the paused one (one invocation per sandbox).
+   */
   private setPaused(sandbox: Sandbox, paused: boolean) {
     if (sandbox.paused === paused) return;
     sandbox.paused = paused;
     const { pool } = sandbox;
     pool.paused += paused ? 1 : -1;
     if (!paused) return;
+    const now = performance.now();
+    if (sandbox.waitingSince === 0) sandbox.waitingSince = now;
     pool.stats.pauses++;
     pool.stats.mostPaused = Math.max(pool.stats.mostPaused, pool.paused);
     const onPause = sandbox.onPause;
     sandbox.onPause = undefined;
     onPause?.();
-    for (const any of this.pools.values()) if (any.queue.length > any.starting) this.fill(any);
+    const lend = () => {
+      if (!sandbox.paused || this.stopped) return;
+      for (const any of this.pools.values()) if (any.queue.length > any.starting) this.fill(any);
+    };
+    const lendsInMs = sandbox.waitingSince + LEND_AFTER_PAUSED_MS - now;
+    if (lendsInMs <= 0) return lend();
+    setTimeout(lend, lendsInMs + 1).unref();
   }
 
   private start(pool: Pool): Sandbox {
@@ -412,6 +447,7 @@ export class LambdaRuntime {
       invocations: 0,
       pending: new Map(),
       paused: false,
+      waitingSince: 0,
       onPause: undefined,
     };
     pool.sandboxes.add(sandbox);
@@ -485,6 +521,7 @@ export class LambdaRuntime {
     if (sandbox.state !== 'busy') return;
     this.setPaused(sandbox, false);
     sandbox.onPause = undefined;
+    sandbox.waitingSince = 0;
     const next = sandbox.pool.queue.shift();
     if (next) return next.grant(sandbox);
     // Room lent while others were paused is given back as soon as it is free.
@@ -507,7 +544,7 @@ export class LambdaRuntime {
 
   /** Starts sandboxes for the invocations waiting in `pool`'s queue, within the caps. */
   private fill(pool: Pool) {
-    while (pool.queue.length > pool.starting && pool.sandboxes.size - pool.paused < pool.cap) {
+    while (pool.queue.length > pool.starting && pool.sandboxes.size - this.lentRoom(pool) < pool.cap) {
       if (!this.belowCeiling) return;
       if (this.workingCount >= this.maxSandboxes && !this.evictFor(pool)) return;
       this.start(pool);
