@@ -18,6 +18,7 @@ const { values } = parseArgs({
     'echo-function-logs': { type: 'boolean', default: false },
     'max-sandboxes': { type: 'string' },
     'max-total-sandboxes': { type: 'string' },
+    'max-lent-sandboxes': { type: 'string' },
     'max-queue-wait-ms': { type: 'string' },
     'max-saga-backlog-ms': { type: 'string' },
   },
@@ -39,6 +40,7 @@ async function main() {
     echoFunctionLogs: values['echo-function-logs'],
     ...(values['max-sandboxes'] ? { maxSandboxesPerFunction: Number(values['max-sandboxes']) } : {}),
     ...(values['max-total-sandboxes'] ? { maxSandboxes: Number(values['max-total-sandboxes']) } : {}),
+    ...(values['max-lent-sandboxes'] ? { maxLentSandboxes: Number(values['max-lent-sandboxes']) } : {}),
     admission: {
       ...(values['max-queue-wait-ms'] ? { maxQueueWaitMs: Number(values['max-queue-wait-ms']) } : {}),
       ...(values['max-saga-backlog-ms'] ? { maxSagaBacklogMs: Number(values['max-saga-backlog-ms']) } : {}),
