@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KnownShard } from '../inventory/commands';
+import type { KnownShard } from '../inventory/domain';
 import type { CancellationReason, Order } from '../orders/domain';
 
 /**

@@ -112,6 +112,7 @@ describe('the saga state machine keeps the steps’ contract', () => {
       'ReserveStock',
     ]);
     for (const [, state] of tasks) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the ASL's definition substitution, as written
       expect(state.Parameters?.FunctionName).toBe('${SagaStepsFunction}');
       expect(Object.keys(STEP_INPUTS)).toContain(actionOf(state));
     }
