@@ -179,6 +179,8 @@ export interface LambdaRuntimeOptions {
   readonly maxLentSandboxes?: number;
   /** An idle sandbox beyond a function's first is stopped after this long. */
   readonly idleMs?: number;
+  /** Eviction's thresholds under the total cap (see `evictFor`); tests shorten them. */
+  readonly eviction?: { readonly minIdleMs?: number; readonly lastSandboxIdleMs?: number };
   /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
   readonly dynamo?: { readonly port: number; readonly partitionKeys: Readonly<Record<string, string>> };
 }
@@ -217,6 +219,10 @@ export const DEFAULT_MAX_LENT_SANDBOXES = 4;
 const LEND_AFTER_PAUSED_MS = 250;
 /** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
+/** A sandbox idle for less than this is not taken for another function's room (see `evictFor`). */
+export const MIN_IDLE_BEFORE_EVICTION_MS = 500;
+/** A function's last sandbox is taken for another function's room only after this long idle. */
+export const LAST_SANDBOX_IDLE_MS = 10_000;
 /** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
 const RECENT_WEIGHT = 0.2;
 
@@ -263,6 +269,7 @@ export class LambdaRuntime {
   private readonly reaper: NodeJS.Timeout;
   private nextId = 0;
   private stopped = false;
+  private refillTimer: NodeJS.Timeout | undefined;
 
   constructor(
     specs: readonly FunctionSpec[],
@@ -551,17 +558,49 @@ export class LambdaRuntime {
     }
   }
 
-  /** Makes room under the total cap: stops another function's longest-idle sandbox beyond its first. */
+  /**
+   * Makes room under the total cap: stops another function's longest-idle
+   * sandbox, one beyond its first, or its last once it has been idle for
+   * LAST_SANDBOX_IDLE_MS (a function nobody calls goes cold, as on Lambda, so
+   * a scheduled one does not hold room a busy one needs). A sandbox idle for
+   * less than MIN_IDLE_BEFORE_EVICTION_MS is left alone: between two
+   * invocations of a busy function it is not spare, and taking it would only
+   * trade one cold start for another. When only such sandboxes stand in the
+   * way, the room is looked for again once they have been idle long enough.
+   */
   private evictFor(pool: Pool): boolean {
+    const now = performance.now();
     let victim: Sandbox | undefined;
+    let soonest = Number.POSITIVE_INFINITY;
     for (const other of this.pools.values()) {
-      if (other === pool || other.sandboxes.size <= 1) continue;
-      for (const s of other.idle) if (!victim || s.idleSince < victim.idleSince) victim = s;
+      if (other === pool) continue;
+      const needed =
+        other.sandboxes.size <= 1
+          ? (this.options.eviction?.lastSandboxIdleMs ?? LAST_SANDBOX_IDLE_MS)
+          : (this.options.eviction?.minIdleMs ?? MIN_IDLE_BEFORE_EVICTION_MS);
+      for (const s of other.idle) {
+        const idleFor = now - s.idleSince;
+        if (idleFor < needed) soonest = Math.min(soonest, needed - idleFor);
+        else if (!victim || s.idleSince < victim.idleSince) victim = s;
+      }
     }
-    if (!victim) return false;
+    if (!victim) {
+      if (Number.isFinite(soonest)) this.refillLater(soonest);
+      return false;
+    }
     victim.pool.stats.reclaimed++;
     this.stopSandbox(victim, false);
     return true;
+  }
+
+  /** Looks for room again for the functions that wait, after `delayMs` (one timer at a time). */
+  private refillLater(delayMs: number) {
+    if (this.refillTimer || this.stopped) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      for (const other of this.pools.values()) if (other.queue.length > other.starting) this.fill(other);
+    }, Math.ceil(delayMs) + 1);
+    this.refillTimer.unref();
   }
 
   private stopSandbox(sandbox: Sandbox, refill = true) {
@@ -770,6 +809,7 @@ export class LambdaRuntime {
   async stop() {
     this.stopped = true;
     clearInterval(this.reaper);
+    clearTimeout(this.refillTimer);
     const workers: Worker[] = [];
     for (const pool of this.pools.values()) {
       for (const waiter of pool.queue.splice(0)) {

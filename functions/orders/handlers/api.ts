@@ -8,6 +8,7 @@ import {
 import { z } from 'zod';
 import { customers } from '../../accounts/store';
 import { inventoryStores } from '../../inventory/store';
+import { sagaTrace } from '../../saga/trace';
 import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
 import {
@@ -25,7 +26,6 @@ import { type PollSchedule, pollUntil } from '../../shared/poll';
 import { logger, traced } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
 import { type Order, type OrderPlaced, orderView, place } from '../domain';
-import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
 
 const orders = ordersStore();
