@@ -133,8 +133,11 @@ const PAGE = `<!doctype html>
   .filters input { flex: 1; }
   input, select { font: inherit; padding: 4px 6px; }
   table { width: 100%; border-collapse: collapse; }
-  th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eef0f3; white-space: nowrap; }
-  td.order { font-family: ui-monospace, monospace; overflow: hidden; text-overflow: ellipsis; max-width: 300px; }
+  #executions { table-layout: fixed; }
+  #executions col.started { width: 72px; } #executions col.status { width: 112px; }
+  #executions col.duration { width: 72px; } #executions col.reason { width: 150px; } #executions col.end { width: 160px; }
+  th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eef0f3; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  td.order { font-family: ui-monospace, monospace; font-size: 12px; }
   tbody tr { cursor: pointer; }
   tbody tr:hover { background: #f0f5fb; }
   tbody tr.selected { background: #dcebfa; }
@@ -162,7 +165,7 @@ const PAGE = `<!doctype html>
   .legend { display: flex; gap: 12px; justify-content: center; margin: 6px 0; color: #4a525c; }
   .legend i { display: inline-block; width: 11px; height: 11px; border-radius: 3px; margin-right: 4px; vertical-align: -1px; }
   #summary { margin-bottom: 6px; }
-  #state-detail pre { background: #f6f8fa; border: 1px solid #e4e7eb; padding: 6px; max-height: 180px; overflow: auto; white-space: pre-wrap; word-break: break-all; }
+  #state-detail pre { background: #f6f8fa; border: 1px solid #e4e7eb; padding: 6px; max-height: 150px; overflow: auto; white-space: pre-wrap; word-break: break-all; }
   #state-detail h3 { margin: 8px 0 4px; font-size: 14px; }
   .muted { color: #68707a; }
 </style>
@@ -180,6 +183,7 @@ const PAGE = `<!doctype html>
       <input id="text-filter" type="search" placeholder="Order id, customer id, reason…" aria-label="Filter">
     </div>
     <table id="executions">
+      <colgroup><col class="started"><col class="status"><col><col class="duration"><col class="reason"><col class="end"></colgroup>
       <thead><tr><th>Started</th><th>Status</th><th>Order</th><th>Duration</th><th>Reason</th><th>Ended in</th></tr></thead>
       <tbody></tbody>
     </table>
