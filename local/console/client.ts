@@ -83,13 +83,14 @@ async function refreshList() {
   const rows = list.executions.map((e) => {
     const row = element(
       'tr',
-      { 'data-execution-arn': e.executionArn, 'data-status': e.status, title: e.name },
+      { 'data-execution-arn': e.executionArn, 'data-status': e.status },
       element('td', {}, time(e.startDate)),
       element('td', {}, statusBadge(e.status)),
-      element('td', { class: 'order' }, e.orderId ?? e.name),
+      element('td', { class: 'order', title: e.orderId ?? e.name }, e.orderId ?? e.name),
       element('td', {}, duration(e.durationMs)),
-      element('td', {}, e.reason ?? ''),
-      element('td', { class: 'muted' }, e.endState ?? ''),
+      e.reason
+        ? element('td', { class: 'reason' }, e.reason)
+        : element('td', { class: 'muted', title: 'the state it ended in' }, e.endState ?? ''),
     );
     if (e.executionArn === selectedArn) row.classList.add('selected');
     row.addEventListener('click', () => select(e.executionArn));
@@ -175,7 +176,18 @@ function drawGraph(graph: StateGraph, states: Record<string, StateResult>) {
         transform: `translate(${node.x},${node.y})`,
       },
       svg('rect', { width: w, height: h, rx: 6 }),
-      svg('text', { x: w / 2, y: 18, 'text-anchor': 'middle', 'font-weight': 600 }, node.name),
+      svg(
+        'text',
+        {
+          x: w / 2,
+          y: 18,
+          'text-anchor': 'middle',
+          'font-weight': 600,
+          // A long name is squeezed into its box rather than spilling over the next one.
+          ...(node.name.length > 19 ? { textLength: w - 12, lengthAdjust: 'spacingAndGlyphs' } : {}),
+        },
+        node.name,
+      ),
       svg('text', { x: w / 2, y: 34, 'text-anchor': 'middle', 'font-size': 10.5 }, sub),
       svg('title', {}, `${node.name} (${node.type}): ${outcome}${node.comment ? `\n${node.comment}` : ''}`),
     );

@@ -3,7 +3,15 @@ import { build } from 'esbuild';
 import type { AwsEndpoint } from '../aws-endpoint';
 import type { LocalQueues } from '../queues';
 import type { ConsoleExecution, LocalStepFunctions } from '../stepfunctions';
-import { executionRow, matches, type StateGraph, stateGraph, stateResults } from './saga-view';
+import {
+  type ExecutionLike,
+  executionFilter,
+  executionRow,
+  type StateGraph,
+  searchKey,
+  stateGraph,
+  stateResults,
+} from './saga-view';
 
 /** Where the console is served on the AWS endpoint. */
 export const CONSOLE_PATH = '/_local/console';
@@ -30,6 +38,18 @@ export function serveConsole(endpoint: AwsEndpoint, stepFunctions: LocalStepFunc
       graphs.set(machineArn, graph);
     }
     return graph;
+  };
+  // Each finished execution's search key, computed the first time a text filter meets it (the
+  // page is open) and let go with the execution.
+  const keys = new WeakMap<ExecutionLike, string>();
+  const keyOf = (execution: ExecutionLike) => {
+    if (execution.status === 'RUNNING') return searchKey(execution);
+    let key = keys.get(execution);
+    if (key === undefined) {
+      key = searchKey(execution);
+      keys.set(execution, key);
+    }
+    return key;
   };
   // The page's script is bundled on the first visit, not at start.
   let script: Promise<string> | undefined;
@@ -69,10 +89,11 @@ export function serveConsole(endpoint: AwsEndpoint, stepFunctions: LocalStepFunc
     let total = 0;
     let matched = 0;
     const now = Date.now();
+    const matches = executionFilter({ ...(status ? { status } : {}), ...(text ? { text } : {}) }, keyOf);
     for (const execution of stepFunctions.executionsNewestFirst()) {
       total++;
       const graph = graphOf(execution.machine.arn);
-      if (!matches(execution, graph, { ...(status ? { status } : {}), ...(text ? { text } : {}) })) continue;
+      if (!matches(execution, graph)) continue;
       matched++;
       if (rows.length < limit)
         rows.push({ ...executionRow(execution, graph, now), machine: execution.machine.name });
@@ -127,17 +148,17 @@ const PAGE = `<!doctype html>
   #dead-letters { margin-left: auto; display: flex; gap: 8px; flex-wrap: wrap; }
   .dlq { padding: 2px 8px; border-radius: 10px; background: #3b4a5e; }
   .dlq.nonzero { background: var(--failed); }
-  main { display: grid; grid-template-columns: minmax(560px, 1fr) minmax(640px, 1.2fr); gap: 12px; padding: 12px; }
+  main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 780px); gap: 12px; padding: 12px; }
   section { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 10px; min-width: 0; }
   .filters { display: flex; gap: 8px; margin-bottom: 8px; }
   .filters input { flex: 1; }
   input, select { font: inherit; padding: 4px 6px; }
   table { width: 100%; border-collapse: collapse; }
   #executions { table-layout: fixed; }
-  #executions col.started { width: 72px; } #executions col.status { width: 112px; }
-  #executions col.duration { width: 72px; } #executions col.reason { width: 150px; } #executions col.end { width: 160px; }
+  #executions col.started { width: 76px; } #executions col.status { width: 120px; }
+  #executions col.duration { width: 78px; } #executions col.outcome { width: 150px; }
   th, td { text-align: left; padding: 4px 6px; border-bottom: 1px solid #eef0f3; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-  td.order { font-family: ui-monospace, monospace; font-size: 12px; }
+  td.order { font-family: ui-monospace, monospace; font-size: 11px; }
   tbody tr { cursor: pointer; }
   tbody tr:hover { background: #f0f5fb; }
   tbody tr.selected { background: #dcebfa; }
@@ -183,8 +204,8 @@ const PAGE = `<!doctype html>
       <input id="text-filter" type="search" placeholder="Order id, customer id, reason…" aria-label="Filter">
     </div>
     <table id="executions">
-      <colgroup><col class="started"><col class="status"><col><col class="duration"><col class="reason"><col class="end"></colgroup>
-      <thead><tr><th>Started</th><th>Status</th><th>Order</th><th>Duration</th><th>Reason</th><th>Ended in</th></tr></thead>
+      <colgroup><col class="started"><col class="status"><col><col class="duration"><col class="outcome"></colgroup>
+      <thead><tr><th>Started</th><th>Status</th><th>Order</th><th>Duration</th><th title="The cancellation reason, or else the state it ended in">Reason / end</th></tr></thead>
       <tbody></tbody>
     </table>
     <p id="count"></p>

@@ -40,9 +40,9 @@ export interface StateGraph {
   readonly nodeHeight: number;
 }
 
-export const NODE_WIDTH = 170;
+export const NODE_WIDTH = 160;
 export const NODE_HEIGHT = 44;
-const COLUMN_GAP = 30;
+const COLUMN_GAP = 24;
 const LAYER_GAP = 36;
 const MARGIN = 16;
 
@@ -337,10 +337,16 @@ export interface ExecutionLike {
 /** The console's status: a saga that ended on its compensation path is COMPENSATED, not SUCCEEDED. */
 export type ConsoleStatus = ExecutionStatus | 'COMPENSATED';
 
+const compensationStates = new WeakMap<StateGraph, ReadonlySet<string>>();
+
 export function consoleStatus(execution: ExecutionLike, graph: StateGraph): ConsoleStatus {
   if (execution.status !== 'SUCCEEDED' || execution.lastState === undefined) return execution.status;
-  const node = graph.nodes.find((n) => n.name === execution.lastState);
-  return node?.compensation ? 'COMPENSATED' : 'SUCCEEDED';
+  let compensation = compensationStates.get(graph);
+  if (!compensation) {
+    compensation = new Set(graph.nodes.filter((n) => n.compensation).map((n) => n.name));
+    compensationStates.set(graph, compensation);
+  }
+  return compensation.has(execution.lastState) ? 'COMPENSATED' : 'SUCCEEDED';
 }
 
 const parse = (json: string | undefined): unknown => {
@@ -394,18 +400,32 @@ export function executionRow(execution: ExecutionLike, graph: StateGraph, now = 
 }
 
 /**
- * Whether an execution matches the list's filter: a status (the console's) and
- * a text found in its name, input or output (an order id, a customer id, a reason).
+ * What the list's text filter searches in an execution, in lower case: its
+ * name, order id, customer id and cancellation reason (or error).
  */
-export function matches(
-  execution: ExecutionLike,
-  graph: StateGraph,
+export function searchKey(execution: ExecutionLike): string {
+  const input = parse(execution.input);
+  const data = field(input, 'detail', 'data') ?? input;
+  const reason = field(parse(execution.output), 'cancellation', 'reason') ?? execution.error;
+  return [execution.name, field(data, 'orderId'), field(data, 'customerId'), reason]
+    .filter((v) => typeof v === 'string')
+    .join('\n')
+    .toLowerCase();
+}
+
+/**
+ * The list's filter: a status (the console's) and a text, whatever its case,
+ * found in an execution's search key. `keyOf` lets the caller keep each
+ * finished execution's key once computed: the filter runs over every execution
+ * kept at every poll of an open page.
+ */
+export function executionFilter(
   filter: { status?: string; text?: string },
-): boolean {
-  if (filter.status && consoleStatus(execution, graph) !== filter.status) return false;
-  if (!filter.text) return true;
-  const needle = filter.text.toLowerCase();
-  return [execution.name, execution.input, execution.output ?? '', execution.error ?? ''].some((s) =>
-    s.toLowerCase().includes(needle),
-  );
+  keyOf: (execution: ExecutionLike) => string = searchKey,
+): (execution: ExecutionLike, graph: StateGraph) => boolean {
+  const needle = filter.text?.toLowerCase();
+  return (execution, graph) => {
+    if (filter.status && consoleStatus(execution, graph) !== filter.status) return false;
+    return !needle || keyOf(execution).includes(needle);
+  };
 }

@@ -107,7 +107,7 @@ describeInBrowser('the saga console, in Chromium', () => {
       // Chromium's sandbox needs user namespaces, which containers and root often lack.
       args: ['--no-sandbox'],
     });
-    page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
   });
 
   afterAll(async () => {
@@ -189,7 +189,7 @@ describeInBrowser('the saga console, in Chromium', () => {
     expect(detail).toContain('fault injected into CapturePayment');
 
     mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    await page.screenshot({ path: SCREENSHOT });
     expect(existsSync(SCREENSHOT)).toBe(true);
   });
 

@@ -1,8 +1,9 @@
 import {
   type ExecutionLike,
+  executionFilter,
   executionRow,
   type HistoryEventLike,
-  matches,
+  searchKey,
   stateGraph,
   stateResults,
 } from '../../local/console/saga-view';
@@ -236,17 +237,24 @@ describe('the saga console: the list', () => {
     );
   });
 
-  test('the filter: by the console status and by text in the name, input or output', () => {
+  test('the filter: by the console status and by text in the name, order id, customer id or reason', () => {
     const compensated = {
       ...base,
+      name: 'a-uuid',
       lastState: 'Compensated',
       output: '{"cancellation":{"reason":"OUT_OF_STOCK"}}',
     };
-    expect(matches(compensated, graph, { status: 'COMPENSATED' })).toBe(true);
-    expect(matches(compensated, graph, { status: 'SUCCEEDED' })).toBe(false);
-    expect(matches(compensated, graph, { text: 'CUS_9' })).toBe(true);
-    expect(matches(compensated, graph, { text: 'out_of_stock' })).toBe(true);
-    expect(matches(compensated, graph, { text: 'ord_2' })).toBe(false);
-    expect(matches(compensated, graph, {})).toBe(true);
+    expect(searchKey(compensated)).toBe('a-uuid\nord_1\ncus_9\nout_of_stock');
+    expect(executionFilter({ status: 'COMPENSATED' })(compensated, graph)).toBe(true);
+    expect(executionFilter({ status: 'SUCCEEDED' })(compensated, graph)).toBe(false);
+    expect(executionFilter({ text: 'ORD_1' })(compensated, graph)).toBe(true);
+    expect(executionFilter({ text: 'CUS_9' })(compensated, graph)).toBe(true);
+    expect(executionFilter({ text: 'out_of_stock' })(compensated, graph)).toBe(true);
+    expect(executionFilter({ text: 'a-uu' })(compensated, graph)).toBe(true);
+    expect(executionFilter({ text: 'ord_2' })(compensated, graph)).toBe(false);
+    expect(executionFilter({ text: 'ord_.' })(compensated, graph)).toBe(false);
+    expect(executionFilter({})(compensated, graph)).toBe(true);
+    // The key comes from the caller's cache when it has one.
+    expect(executionFilter({ text: 'cached' }, () => 'a cached key')(compensated, graph)).toBe(true);
   });
 });
