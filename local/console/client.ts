@@ -75,11 +75,16 @@ async function getJson<T>(path: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+let listRequests = 0;
+
 async function refreshList() {
   const status = $<HTMLSelectElement>('#status-filter').value;
   const text = $<HTMLInputElement>('#text-filter').value.trim();
   const query = new URLSearchParams({ ...(status ? { status } : {}), ...(text ? { q: text } : {}) });
+  const request = ++listRequests;
   const list = await getJson<ListAnswer>(`${API}/executions?${query}`);
+  // A slower answer to an older filter must not replace a newer one.
+  if (request !== listRequests) return;
   const rows = list.executions.map((e) => {
     const row = element(
       'tr',
@@ -97,6 +102,8 @@ async function refreshList() {
     return row;
   });
   $('#executions tbody').replaceChildren(...rows);
+  // Which filter the rows answer (what a test waits for).
+  $('#executions').setAttribute('data-filter', `${status}|${text}`);
   $('#count').textContent =
     `${list.executions.length} shown of ${list.matched} matching, ${list.total} kept, ${list.running} running`;
   $('#machine').textContent = [...new Set(list.executions.map((e) => e.machine))].join(', ');

@@ -5,7 +5,6 @@ import {
   awsEndpoint,
   createCustomer,
   createProduct,
-  eventually,
   type OrderView,
   placeAndSettle,
   post,
@@ -89,6 +88,7 @@ async function outcomes(page: Page): Promise<Record<string, { outcome: string; f
 async function openExecution(page: Page, orderId: string) {
   await page.goto(consoleUrl());
   await page.fill('#text-filter', orderId);
+  await page.locator(`#executions[data-filter="|${orderId}"]`).waitFor();
   const row = page.locator(requestExecution(orderId));
   await row.waitFor({ timeout: 10_000 });
   await row.click();
@@ -149,10 +149,14 @@ describeInBrowser('the saga console, in Chromium', () => {
 
     // The status filter: COMPENSATED hides it.
     await page.selectOption('#status-filter', 'COMPENSATED');
-    await eventually(
-      () => page.locator(requestExecution(order.orderId)).count(),
-      (n) => n === 0,
-    );
+    await page.locator(`#executions[data-filter="COMPENSATED|${order.orderId}"]`).waitFor();
+    expect(await page.locator(requestExecution(order.orderId)).count()).toBe(0);
+    await page.fill('#text-filter', '');
+    await page.locator('#executions[data-filter="COMPENSATED|"]').waitFor();
+    const statuses = await page
+      .locator('#executions tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status')));
+    expect(statuses.every((s) => s === 'COMPENSATED')).toBe(true);
   });
 
   test('a fault in CapturePayment: the compensation path amber, the failed step red, the rest grey', async () => {
@@ -196,7 +200,7 @@ describeInBrowser('the saga console, in Chromium', () => {
   test('live: a running step is blue, then green without a reload', async () => {
     const customer = await createCustomer();
     const product = await createProduct({ stock: 5 });
-    await setFaults([{ state: 'CapturePayment', rate: 1, delayMs: 3000, times: 1 }]);
+    await setFaults([{ state: 'CapturePayment', rate: 1, delayMs: 5000, times: 1 }]);
     const placed = await post<{ orderId: string }>('/orders', {
       customerId: customer.customerId,
       items: [{ productId: product.productId, quantity: 1 }],
