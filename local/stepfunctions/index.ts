@@ -319,19 +319,20 @@ export class LocalStepFunctions {
 
   /**
    * The executions kept, newest first, for the saga console: read only when
-   * the page asks, as they are (nothing is copied or computed per execution).
+   * the page asks, as they are (one array of references per request, nothing
+   * computed per execution).
    */
   *executionsNewestFirst(): Generator<ConsoleExecution> {
     const all = [...this.executions.values()];
     for (let i = all.length - 1; i >= 0; i--) yield all[i]!;
   }
 
-  /** One execution, with its machine's definition and its history (unless no longer kept). */
+  /** One execution, with its history (unless no longer kept), for the saga console. */
   consoleExecution(arn: string): ConsoleExecution | undefined {
     return this.executions.get(arn);
   }
 
-  /** The definition of each state machine, by ARN. */
+  /** A state machine's definition as deployed (read from the cloud assembly), by ARN. */
   definitionOf(stateMachineArn: string): AslDefinition | undefined {
     return this.machines.get(stateMachineArn)?.definition;
   }
