@@ -203,7 +203,7 @@ function meterBundle(dir: string): string {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node22',
     outfile: staging,
     logLevel: 'silent',
   });
