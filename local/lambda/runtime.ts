@@ -240,7 +240,7 @@ function meterBundle(dir: string): string {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node22',
     outfile: staging,
     logLevel: 'silent',
   });
@@ -733,13 +733,17 @@ export class LambdaRuntime {
   }
 
   /**
-   * How long the function's oldest waiting invocation has waited for a
-   * sandbox so far, in ms (0 when none waits): the queue's delay as measured,
-   * whatever the invocations ahead of it take.
+   * How long an invocation arriving now would wait for a sandbox, in ms: the
+   * longer of what the queue's head has waited so far and what the queue
+   * ahead of it takes to drain at the function's recent duration over the
+   * sandboxes it has (0 when a sandbox is free). The head's wait alone lags: a
+   * long queue behind a head that has waited little still means a long wait.
    */
-  queueDelayMs(functionId: string): number {
-    const head = this.pools.get(functionId)?.queue[0];
-    return head ? performance.now() - head.since : 0;
+  expectedWaitMs(functionId: string): number {
+    const pool = this.pools.get(functionId);
+    if (!pool || pool.queue.length === 0) return 0;
+    const draining = (pool.queue.length * (pool.recentMs ?? 0)) / Math.max(1, pool.sandboxes.size);
+    return Math.max(performance.now() - pool.queue[0]!.since, draining);
   }
 
   /** What admission control reads of a function's pool. */
