@@ -119,6 +119,10 @@ interface Sandbox {
    * pause, the sandbox lends its room while paused.
    */
   waitingSince: number;
+  /** How long its current invocation has been paused in all, ms (not work: kept out of the recent duration). */
+  pausedMs: number;
+  /** When its current pause began (performance.now()). */
+  pausedAt: number;
   /** Told once when its invocation first pauses (see invoke's `onPause`). */
   onPause: (() => void) | undefined;
 }
@@ -396,8 +400,12 @@ export class LambdaRuntime {
     sandbox.paused = paused;
     const { pool } = sandbox;
     pool.paused += paused ? 1 : -1;
-    if (!paused) return;
     const now = performance.now();
+    if (!paused) {
+      sandbox.pausedMs += now - sandbox.pausedAt;
+      return;
+    }
+    sandbox.pausedAt = now;
     if (sandbox.waitingSince === 0) sandbox.waitingSince = now;
     pool.stats.pauses++;
     pool.stats.mostPaused = Math.max(pool.stats.mostPaused, pool.paused);
@@ -456,6 +464,8 @@ export class LambdaRuntime {
       pending: new Map(),
       paused: false,
       waitingSince: 0,
+      pausedMs: 0,
+      pausedAt: 0,
       onPause: undefined,
     };
     pool.sandboxes.add(sandbox);
@@ -695,6 +705,7 @@ export class LambdaRuntime {
       };
       const running = sandbox;
       running.onPause = options.onPause;
+      running.pausedMs = 0;
       const result = await new Promise((resolve, reject) => {
         running.pending.set(id, { resolve, reject });
         timer = setTimeout(() => {
@@ -716,15 +727,18 @@ export class LambdaRuntime {
       clearTimeout(timer);
       pool.admitted--;
       if (sandbox) {
+        this.setPaused(sandbox, false);
+        // The time it only waited (paused) is billed, as on Lambda, but is not the function's work: the recent
+        // duration, which admission reads as how fast the function drains its queue, leaves it out.
+        const pausedMs = sandbox.pausedMs;
         if (timedOut && sandbox.state === 'busy') this.retire(sandbox);
         else this.release(sandbox);
         const durationMs = performance.now() - started;
+        const workMs = Math.max(0, durationMs - pausedMs);
         // A sandbox's first invocation (modules, JIT and connections still cold) says little of the next.
         if (sandbox.invocations > 1) {
           pool.recentMs =
-            pool.recentMs === undefined
-              ? durationMs
-              : pool.recentMs + RECENT_WEIGHT * (durationMs - pool.recentMs);
+            pool.recentMs === undefined ? workMs : pool.recentMs + RECENT_WEIGHT * (workMs - pool.recentMs);
         }
         const record = { functionName: functionId, memoryMb: spec.memoryMb, durationMs, ok };
         for (const listener of this.listeners) listener(record);
