@@ -121,6 +121,8 @@ describe.each(STAGES)('the %s stage', (stage) => {
         'GET /orders/{orderId}',
         'GET /orders/{orderId}/saga',
         'GET /payments/{paymentId}',
+        'GET /openapi.json',
+        'GET /docs',
       ].sort(),
     );
   });
@@ -245,7 +247,7 @@ describe('stage config', () => {
   });
 
   test('prod reserves no more concurrency than an account at the default limit (1,000) can give', () => {
-    const counts = { api: 4, projector: 4, publisher: 1, sagaStep: 3, sweeper: 2 };
+    const counts = { api: 4, docs: 1, projector: 4, publisher: 1, sagaStep: 3, sweeper: 2 };
     const reserved = Object.entries(counts).reduce(
       (sum, [kind, n]) => sum + n * (STAGE_CONFIGS.prod.reservedConcurrency[kind as FunctionKind] ?? 0),
       0,
@@ -350,6 +352,7 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
       }
     };
     expectReserved(byDescription('HTTP API'), 'api');
+    expectReserved(byDescription('API documentation'), 'docs');
     expectReserved(byDescription('Projects'), 'projector');
     expectReserved(byDescription('Relays committed events'), 'publisher');
     expectReserved(byDescription('Order saga steps'), 'sagaStep');

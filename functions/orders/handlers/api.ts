@@ -5,15 +5,15 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { z } from 'zod';
 import { customers } from '../../accounts/store';
 import { inventoryStores } from '../../inventory/store';
 import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
-import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
+import { httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
 import { logger, traced } from '../../shared/powertools';
+import { PlaceOrder } from '../contract';
 import { type Order, type OrderPlaced, orderView, place } from '../domain';
 import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
@@ -92,23 +92,6 @@ async function loadOrder(orderId: string) {
   if (!state) throw notFound('order', orderId);
   return state;
 }
-
-const PlaceOrder = z.strictObject({
-  customerId: z.string().min(1).max(128),
-  items: z
-    .array(z.strictObject({ productId: z.string().min(1).max(128), quantity: integer(1, 1000) }))
-    .min(1)
-    .max(25)
-    .superRefine((items, ctx) => {
-      const seen = new Set<string>();
-      items.forEach((item, i) => {
-        if (seen.has(item.productId)) {
-          ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'productId appears twice' });
-        }
-        seen.add(item.productId);
-      });
-    }),
-});
 
 export const handler = httpHandler({
   'POST /orders': idempotentCreation(
