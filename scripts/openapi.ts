@@ -2,10 +2,12 @@
  * `npm run openapi`: writes the OpenAPI document generated from the
  * contracts' zod schemas (openapi/openapi.json) and the client types that
  * openapi-typescript makes of it (openapi/schema.d.ts), which the typed
- * client (openapi-fetch) in load/ and test/ is built on. A unit test fails
- * while either committed file differs from what this would write.
+ * client (openapi-fetch) in load/ and test/ is built on. With `--check` it
+ * writes nothing and fails while either committed file differs from what it
+ * would write (a unit test runs it: openapi-typescript needs ES modules that
+ * Jest's CommonJS runtime cannot load).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { openApiDocument } from '../functions/docs/openapi';
@@ -28,11 +30,31 @@ export async function generatedFiles() {
   return { document: `${JSON.stringify(document, null, 2)}\n`, types: HEADER + astToString(ast) };
 }
 
+const current = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
 if (require.main === module) {
   generatedFiles().then(
     ({ document, types }) => {
-      writeFileSync(DOCUMENT_FILE, document);
-      writeFileSync(TYPES_FILE, types);
+      const files = [
+        [DOCUMENT_FILE, document],
+        [TYPES_FILE, types],
+      ] as const;
+      if (process.argv.includes('--check')) {
+        const stale = files.filter(([file, content]) => current(file) !== content).map(([file]) => file);
+        if (stale.length > 0) {
+          console.error(`stale (run \`npm run openapi\` and commit them): ${stale.join(', ')}`);
+          process.exit(1);
+        }
+        console.log('openapi/ is up to date with the contracts');
+        return;
+      }
+      for (const [file, content] of files) writeFileSync(file, content);
       console.log(`wrote ${DOCUMENT_FILE} and ${TYPES_FILE}`);
     },
     (error: Error) => {

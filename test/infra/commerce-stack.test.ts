@@ -637,7 +637,7 @@ describe.each(STAGES)('least privilege on the %s stage', (stage) => {
     const routes = ofType('AWS::ApiGatewayV2::Route');
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(11);
+    expect(functions.length).toBe(12);
     for (const [fnId, fn] of functions) {
       const [roleId] = [...referencedIds(fn.Properties?.Role)];
       const wired = new Set<string>([
