@@ -12,7 +12,7 @@ import { type Order as OrderState, orderView } from '../../functions/orders/doma
 import { sagaTrace } from '../../functions/orders/saga-trace';
 import { Payment } from '../../functions/payments/contract';
 import { paymentView } from '../../functions/payments/domain';
-import { schemaErrors } from '../support/contract';
+import { contractViolations, schemaErrors } from '../support/contract';
 
 const document = openApiDocument();
 type Json = Record<string, unknown>;
@@ -237,5 +237,73 @@ describe('the reference page', () => {
     expect(page).not.toMatch(/<script|<link|(src|href)="(https?:)?\/\//);
     const hostile = { ...document, info: { ...document.info, title: '<script>alert(1)</script>' } };
     expect(referencePage(hostile)).not.toContain('<script>');
+  });
+});
+
+describe('the check of answers against the document (test/support/contract.ts)', () => {
+  const customer = {
+    customerId: `cus_${'a'.repeat(32)}`,
+    name: 'Ada',
+    email: 'ada@example.com',
+    creditLimitCents: 1000,
+    availableCreditCents: 1000,
+    status: 'ACTIVE',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  };
+  const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+    method: 'POST',
+    path: '/customers',
+    status,
+    headers: new Headers({ 'content-type': 'application/json', ...headers }),
+    text: JSON.stringify(body),
+  });
+  const located = { location: `/customers/${customer.customerId}` };
+
+  test('passes an answer the document describes', () => {
+    expect(contractViolations(answer(201, customer, located))).toEqual([]);
+    const throttled = { error: { code: 'THROTTLED', message: 'later', details: [] } };
+    expect(contractViolations(answer(429, throttled, { 'retry-after': '1' }))).toEqual([]);
+    expect(contractViolations(answer(429, { message: 'Too Many Requests' }, { 'retry-after': '1' }))).toEqual(
+      [],
+    );
+    const page = { method: 'GET', path: '/docs', status: 200, text: '<!doctype html>' };
+    expect(
+      contractViolations({ ...page, headers: new Headers({ 'content-type': 'text/html; charset=utf-8' }) }),
+    ).toEqual([]);
+  });
+
+  test.each([
+    ['an undocumented status', answer(418, customer, located), /status 418 is not documented/],
+    ['a missing required header', answer(201, customer), /required header Location is missing/],
+    [
+      'an undocumented field',
+      answer(201, { ...customer, extra: 1 }, located),
+      /must NOT have additional properties/,
+    ],
+    [
+      'a wrong-typed field',
+      answer(201, { ...customer, creditLimitCents: '1000' }, located),
+      /must be integer/,
+    ],
+    ['an error in another shape', answer(400, { message: 'bad' }), /must have required property 'error'/],
+    [
+      'an unknown error code',
+      answer(409, { error: { code: 'NOPE', message: '', details: [] } }),
+      /must be equal to constant/,
+    ],
+    [
+      'a header out of its schema',
+      answer(429, { message: 'x' }, { 'retry-after': 'soon' }),
+      /Retry-After: soon/,
+    ],
+    ['a body that is not JSON', { ...answer(201, customer, located), text: '<html>' }, /not JSON/],
+    [
+      'another content type',
+      { ...answer(201, customer, located), headers: new Headers({ ...located }) },
+      /content-type/,
+    ],
+    ['a route the document does not have', { ...answer(200, {}), path: '/nowhere' }, /no such operation/],
+  ])('fails %s', (_, bad, problem) => {
+    expect(contractViolations(bad).join('\n')).toMatch(problem);
   });
 });
