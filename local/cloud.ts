@@ -39,7 +39,7 @@ export interface LocalCloudOptions {
    * that many instead); default 4. Each costs about 25–50 MB resident.
    */
   readonly maxSandboxesPerFunction?: number;
-  /** Sandboxes of all functions at most (never below one per function); default 12 (memory: see DEFAULT_MAX_SANDBOXES). */
+  /** Sandboxes of all functions at most (never below one per function); default 14 (memory: see DEFAULT_MAX_SANDBOXES). */
   readonly maxSandboxes?: number;
   /** Admission control's bounds at the HTTP API (see local/admission.ts); they can be changed at run time. */
   readonly admission?: AdmissionOptions;

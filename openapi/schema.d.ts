@@ -415,7 +415,7 @@ export interface components {
              */
             cancellationReason?: "OUT_OF_STOCK" | "PAYMENT_DECLINED" | "CONFIRMATION_FAILED" | "TIMEOUT";
             /**
-             * @description set once a payment was captured or declined
+             * @description the order’s payment, set when the order became final with one
              * @example pay_0123456789abcdef0123456789abcdef
              */
             paymentId?: string;

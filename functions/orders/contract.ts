@@ -71,7 +71,9 @@ export const Order = responseSchema(
       .enum(['OUT_OF_STOCK', 'PAYMENT_DECLINED', 'CONFIRMATION_FAILED', 'TIMEOUT'])
       .optional()
       .meta({ description: 'set when CANCELLED' }),
-    paymentId: id('pay').optional().meta({ description: 'set once a payment was captured or declined' }),
+    paymentId: id('pay')
+      .optional()
+      .meta({ description: 'the order’s payment, set when the order became final with one' }),
     createdAt: instant(),
     updatedAt: instant(),
   }),
