@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import createClient from 'openapi-fetch';
-import type { paths } from '../openapi/schema';
+import type { components, paths } from '../openapi/schema';
 import { mapPool, sleep, type Target } from './target';
 
 export interface Seed {
@@ -53,6 +53,12 @@ function apiClient(target: Target) {
   return createClient<paths>({ baseUrl: target.api, fetch: fetchWithRetries });
 }
 
+/**
+ * A request body of the document, named: openapi-fetch infers a body's type from the call, which
+ * lets a field the contract no longer has pass; `satisfies` this makes it an error too.
+ */
+type Body<Name extends keyof components['schemas']> = components['schemas'][Name];
+
 function created<T>(what: string, answer: { data?: T; error?: unknown; response: Response }): T {
   if (answer.data === undefined || answer.response.status !== 201) {
     throw new Error(`seeding failed: ${what} → ${answer.response.status} ${JSON.stringify(answer.error)}`);
@@ -72,7 +78,7 @@ export async function seed(target: Target, options: SeedOptions): Promise<Seed> 
           name: `Seed customer ${i}`,
           email: `seed-${run}-${i}@example.com`,
           creditLimitCents: options.creditLimitCents,
-        },
+        } satisfies Body<'RegisterCustomer'>,
       }),
     );
     return { customerId: c.customerId, creditLimitCents: c.creditLimitCents };
@@ -83,7 +89,12 @@ export async function seed(target: Target, options: SeedOptions): Promise<Seed> 
       'POST /products',
       await api.POST('/products', {
         params: { header: { 'Idempotency-Key': `seed-${run}-product-${i}` } },
-        body: { sku: `SEED-${run}-${i}`, name: `Seed product ${i}`, priceCents, stock: options.stock },
+        body: {
+          sku: `SEED-${run}-${i}`,
+          name: `Seed product ${i}`,
+          priceCents,
+          stock: options.stock,
+        } satisfies Body<'CreateProduct'>,
       }),
     );
     return { productId: p.productId, priceCents, stock: options.stock };
