@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
+import { withThisNode } from '../local/this-node';
 import type { ProcessorSettings } from './processor';
 import { EXPECTED_STATUS, OPERATIONS, type Operation, type Profile } from './profiles';
 
@@ -138,7 +139,7 @@ export async function runArtillery(options: {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node22',
     logLevel: 'warning',
   });
   writeFileSync(scriptFile, JSON.stringify(options.script, null, 2));
@@ -147,7 +148,8 @@ export async function runArtillery(options: {
   const child = spawn(ARTILLERY, ['run', '--output', output, scriptFile], {
     cwd: options.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOAD_SETTINGS: settingsFile, ARTILLERY_DISABLE_TELEMETRY: 'true' },
+    // Artillery sends telemetry (a fetch to PostHog) on every run unless this variable is set: a run calls only the target.
+    env: withThisNode({ ...process.env, LOAD_SETTINGS: settingsFile, ARTILLERY_DISABLE_TELEMETRY: 'true' }),
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);

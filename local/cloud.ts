@@ -2,6 +2,7 @@ import { basename, join, resolve as resolvePath } from 'node:path';
 import { AdmissionControl, type AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
+import { CONSOLE_PATH, serveConsole } from './console';
 import { DynamoJsonClient } from './dynamo-client';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
@@ -39,7 +40,7 @@ export interface LocalCloudOptions {
    * that many instead); default 4. Each costs about 25–50 MB resident.
    */
   readonly maxSandboxesPerFunction?: number;
-  /** Sandboxes of all functions at most (never below one per function); default 14 (memory: see DEFAULT_MAX_SANDBOXES). */
+  /** Sandboxes of all functions at most (never below one per function); default 12 (memory: see DEFAULT_MAX_SANDBOXES). */
   readonly maxSandboxes?: number;
   /** Admission control's bounds at the HTTP API (see local/admission.ts); they can be changed at run time. */
   readonly admission?: AdmissionOptions;
@@ -279,6 +280,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       queues: queues.arns.map((arn) => arn.split(':').at(-1)!),
     };
     endpoint.serveAdmin('/_local/wiring', () => wiring);
+    serveConsole(endpoint, stepFunctions, queues);
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
@@ -314,6 +316,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     return {
       url: `http://127.0.0.1:${api.port}`,
       awsEndpoint: endpoint.url,
+      consoleUrl: `${endpoint.url}${CONSOLE_PATH}`,
       dynamoEndpoint: dynamoLocal.endpoint,
       dynamoPid: dynamoLocal.pid,
       startupMs: performance.now() - started,

@@ -47,12 +47,15 @@ async function main() {
   const { wiring } = cloud;
   console.log(
     [
+      // The project runs on its own Node 22 (node_modules/.bin/node), whatever Node the machine has.
+      `[local] Node.js ${process.version}`,
       `[local] ${wiring.functions.length} functions, ${wiring.routes.length} routes, ${wiring.tables.length} tables, ` +
         `${wiring.eventSourceMappings.length} stream mappings, ${wiring.rules.length} rules`,
       `[local] AWS endpoint (DynamoDB, EventBridge) ${cloud.awsEndpoint}; counters at ${cloud.awsEndpoint}/_local/stats`,
       `[local] started in ${(cloud.startupMs / 1000).toFixed(1)} s (${Object.entries(cloud.startupPhases)
         .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
         .join(', ')})`,
+      `[local] saga console ${cloud.consoleUrl}`,
       `[local] API listening on ${cloud.url}`,
     ].join('\n'),
   );

@@ -3,6 +3,7 @@ import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/
 import { ACCOUNT, type Assembly, REGION, type Resolve } from '../assembly';
 import { FunctionError, type LambdaRuntime } from '../lambda/runtime';
 import {
+  type AslDefinition,
   MAX_TIMEOUT_SECONDS,
   runnableDefinition,
   type StateMachineSpec,
@@ -13,23 +14,6 @@ import {
 import { DEFAULT_FAULT_ERROR, type FaultRule } from './faults';
 
 export { type FaultRule, parseFaults } from './faults';
-
-// aws-local-stepfunctions 3.x calls Promise.withResolvers (Node 22+).
-type WithResolvers = <T>() => {
-  promise: Promise<T>;
-  resolve: (value: T | PromiseLike<T>) => void;
-  reject: (reason?: unknown) => void;
-};
-const PromiseStatics = Promise as unknown as { withResolvers?: WithResolvers };
-PromiseStatics.withResolvers ??= <T>() => {
-  let resolve!: (value: T | PromiseLike<T>) => void;
-  let reject!: (reason?: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-};
 
 // The package is an ES module with a CommonJS build; this project compiles to CommonJS.
 type Interpreter = typeof import('aws-local-stepfunctions', { with: { 'resolution-mode': 'import' }});
@@ -54,6 +38,23 @@ export interface HistoryEvent {
   readonly [details: string]: unknown;
 }
 
+/** An execution as the saga console reads it. */
+export interface ConsoleExecution {
+  readonly executionArn: string;
+  readonly machine: { readonly arn: string; readonly name: string };
+  readonly name: string;
+  readonly status: ExecutionStatus;
+  readonly startDate: number;
+  readonly stopDate?: number;
+  readonly input: string;
+  readonly output?: string;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly lastState?: string;
+  readonly events: readonly HistoryEvent[];
+  readonly historyDropped?: true;
+}
+
 interface Machine extends StateMachineSpec {
   readonly tasks: ReadonlyMap<string, TaskSpec>;
   readonly interpreter: StateMachine;
@@ -73,6 +74,8 @@ interface Execution {
   cause?: string;
   readonly events: HistoryEvent[];
   historyDropped?: true;
+  /** The last state entered (one assignment per transition): the saga console tells a compensated saga by it. */
+  lastState?: string;
   /** Set at the terminal event: nothing more is recorded, no Task starts. */
   closed: boolean;
   stopRequest?: { error?: string; cause?: string };
@@ -297,6 +300,26 @@ export class LocalStepFunctions {
     return [...ids];
   }
 
+  /**
+   * The executions kept, newest first, for the saga console: read only when
+   * the page asks, as they are (one array of references per request, nothing
+   * computed per execution).
+   */
+  *executionsNewestFirst(): Generator<ConsoleExecution> {
+    const all = [...this.executions.values()];
+    for (let i = all.length - 1; i >= 0; i--) yield all[i]!;
+  }
+
+  /** One execution, with its history (unless no longer kept), for the saga console. */
+  consoleExecution(arn: string): ConsoleExecution | undefined {
+    return this.executions.get(arn);
+  }
+
+  /** A state machine's definition as deployed (read from the cloud assembly), by ARN. */
+  definitionOf(stateMachineArn: string): AslDefinition | undefined {
+    return this.machines.get(stateMachineArn)?.definition;
+  }
+
   /** Executions running now. */
   get runningCount(): number {
     return this.running.size;
@@ -452,6 +475,7 @@ export class LocalStepFunctions {
       case 'StateEntered': {
         const { name, type, input } = event.state;
         if (!execution.closed) this.stats.stateTransitions++;
+        execution.lastState = name;
         this.record(
           execution,
           `${type}StateEntered`,
