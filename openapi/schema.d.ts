@@ -413,7 +413,7 @@ export interface components {
              * @description set when CANCELLED
              * @enum {string}
              */
-            cancellationReason?: "OUT_OF_STOCK" | "PAYMENT_DECLINED" | "CONFIRMATION_FAILED" | "TIMEOUT";
+            cancellationReason?: "OUT_OF_STOCK" | "PAYMENT_DECLINED" | "CONFIRMATION_FAILED" | "TIMEOUT" | "STEP_FAILED";
             /**
              * @description the order’s payment, set when the order became final with one
              * @example pay_0123456789abcdef0123456789abcdef

@@ -1,8 +1,10 @@
 /** The orders module's HTTP contract: placing an order, reading it and its saga. */
 import { z } from 'zod';
+import type { SagaStatus, SagaStep } from '../saga/trace';
 import {
   bodyResponses,
   commonResponses,
+  everyValueOf,
   id,
   instant,
   integer,
@@ -12,6 +14,7 @@ import {
   requestSchema,
   responseSchema,
 } from '../shared/contract';
+import type { CancellationReason, OrderStatus } from './domain';
 
 const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
 const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
@@ -66,9 +69,17 @@ export const Order = responseSchema(
       }),
     ),
     totalCents: z.number().int(),
-    status: z.enum(['PENDING', 'CONFIRMED', 'CANCELLED']),
+    status: z.enum(everyValueOf<OrderStatus>()(['PENDING', 'CONFIRMED', 'CANCELLED'])),
     cancellationReason: z
-      .enum(['OUT_OF_STOCK', 'PAYMENT_DECLINED', 'CONFIRMATION_FAILED', 'TIMEOUT'])
+      .enum(
+        everyValueOf<CancellationReason>()([
+          'OUT_OF_STOCK',
+          'PAYMENT_DECLINED',
+          'CONFIRMATION_FAILED',
+          'TIMEOUT',
+          'STEP_FAILED',
+        ]),
+      )
       .optional()
       .meta({ description: 'set when CANCELLED' }),
     paymentId: id('pay')
@@ -99,11 +110,11 @@ export const SagaTrace = responseSchema(
   z.strictObject({
     orderId: id('ord'),
     executionArn: z.string(),
-    status: z.enum(['RUNNING', 'SUCCEEDED', 'COMPENSATED', 'FAILED']),
+    status: z.enum(everyValueOf<SagaStatus>()(['RUNNING', 'SUCCEEDED', 'COMPENSATED', 'FAILED'])),
     steps: z.array(
       z.strictObject({
         name: z.string().meta({ description: 'the state machine’s Task state' }),
-        status: z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']),
+        status: z.enum(everyValueOf<SagaStep['status']>()(['RUNNING', 'SUCCEEDED', 'FAILED'])),
         startedAt: instant(),
         endedAt: instant().optional(),
         attempts: z.number().int(),

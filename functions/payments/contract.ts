@@ -2,12 +2,14 @@
 import { z } from 'zod';
 import {
   commonResponses,
+  everyValueOf,
   id,
   instant,
   notFoundResponse,
   type OperationSpec,
   responseSchema,
 } from '../shared/contract';
+import type { PaymentStatus } from './domain';
 
 export const Payment = responseSchema(
   z.strictObject({
@@ -15,7 +17,8 @@ export const Payment = responseSchema(
     orderId: id('ord'),
     customerId: id('cus'),
     amountCents: z.number().int(),
-    status: z.enum(['CAPTURED', 'DECLINED', 'REFUNDED']),
+    // A voided payment is never shown (404): the marker that none may be captured.
+    status: z.enum(everyValueOf<Exclude<PaymentStatus, 'VOIDED'>>()(['CAPTURED', 'DECLINED', 'REFUNDED'])),
     createdAt: instant(),
   }),
   {

@@ -9,6 +9,18 @@ import { z } from 'zod';
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
+/**
+ * The values of the string union `T`, all of them: `everyValueOf<T>()([...])`
+ * does not compile while a value of `T` is missing, so an enum of the
+ * contract cannot fall behind the domain's type it describes.
+ */
+export const everyValueOf =
+  <T extends string>() =>
+  <const Values extends readonly [T, ...T[]]>(
+    values: Values & ([T] extends [Values[number]] ? unknown : never),
+  ) =>
+    values;
+
 /** What the document says of a named schema (a `components.schemas` entry). */
 export interface SchemaMeta {
   readonly id: string;

@@ -9,9 +9,9 @@ import { Product } from '../../functions/inventory/contract';
 import { productView } from '../../functions/inventory/domain';
 import { Order, SagaTrace } from '../../functions/orders/contract';
 import { type Order as OrderState, orderView } from '../../functions/orders/domain';
-import { sagaTrace } from '../../functions/orders/saga-trace';
 import { Payment } from '../../functions/payments/contract';
 import { paymentView } from '../../functions/payments/domain';
+import { sagaTrace } from '../../functions/saga/trace';
 import { contractViolations, schemaErrors } from '../support/contract';
 
 const document = openApiDocument();
