@@ -23,7 +23,7 @@ describe.each(STAGES)('the %s stage', (stage) => {
 
   test('every function is Node.js 22 on arm64 with tracing and JSON logs', () => {
     const functions = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions).length).toBe(9);
+    expect(Object.keys(functions).length).toBe(10);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
