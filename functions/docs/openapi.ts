@@ -6,10 +6,10 @@
  * to openapi/openapi.json by `npm run openapi` and served at GET /openapi.json.
  */
 import { z } from 'zod';
-import { accountsOperations } from '../accounts/contract';
-import { inventoryOperations } from '../inventory/contract';
-import { ordersOperations } from '../orders/contract';
-import { paymentsOperations } from '../payments/contract';
+import { accountsOperations } from '../accounts';
+import { inventoryOperations } from '../inventory';
+import { ordersOperations } from '../orders';
+import { paymentsOperations } from '../payments';
 import {
   type OperationSpec,
   type ResponseHeader,

@@ -1,6 +1,6 @@
 /** The orders module's HTTP contract: placing an order, reading it and its saga. */
 import { z } from 'zod';
-import type { SagaStatus, SagaStep } from '../saga/trace';
+import type { SagaStatus, SagaStep } from '../saga';
 import {
   bodyResponses,
   commonResponses,

@@ -1,4 +1,4 @@
-import type { ReservationPart } from '../inventory/domain';
+import type { ReservationPart } from '../inventory';
 import type { DomainEvent, Fold } from '../shared/events';
 
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED';

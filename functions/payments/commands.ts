@@ -1,5 +1,4 @@
-import { refundCredit } from '../accounts/domain';
-import { customers } from '../accounts/store';
+import { customers, refundCredit } from '../accounts';
 import type { AppendMeta, PendingAppend } from '../shared/event-store';
 import { paymentIdFor, refund, voidPayment } from './domain';
 import { paymentsStore } from './store';

@@ -1,7 +1,7 @@
-import type { inventoryCommands } from '../inventory/commands';
-import { type CancellationReason, cancel, type Order } from '../orders/domain';
-import type { ordersStore } from '../orders/store';
-import type { paymentUndoing } from '../payments/commands';
+import type { inventoryCommands } from '../inventory';
+import type { ordersStore } from '../orders';
+import { type CancellationReason, cancel, type Order } from '../orders';
+import type { paymentUndoing } from '../payments';
 import { type AppendMeta, retryOnConflict } from '../shared/event-store';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { KnownShard } from '../inventory/domain';
-import type { CancellationReason, Order } from '../orders/domain';
+import type { KnownShard } from '../inventory';
+import type { CancellationReason, Order } from '../orders';
 
 /**
  * The contract between the state machine (statemachines/order-saga.asl.json)

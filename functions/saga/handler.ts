@@ -1,20 +1,15 @@
-import { captureCredit } from '../accounts/domain';
-import { customers } from '../accounts/store';
-import { inventoryCommands, shardsAfter } from '../inventory/commands';
-import { inventorySettings } from '../inventory/settings';
-import { inventoryStores } from '../inventory/store';
+import { captureCredit, customers } from '../accounts';
+import { inventoryCommands, inventorySettings, inventoryStores, shardsAfter } from '../inventory';
 import {
   beginSaga,
   type CancellationReason,
   confirm,
   type Order,
   orderFold,
+  ordersStore,
   reserveStock,
-} from '../orders/domain';
-import { ordersStore } from '../orders/store';
-import { paymentUndoing } from '../payments/commands';
-import { paymentIdFor, settle } from '../payments/domain';
-import { paymentsStore } from '../payments/store';
+} from '../orders';
+import { paymentIdFor, paymentsStore, paymentUndoing, settle } from '../payments';
 import { documents } from '../shared/aws';
 import { appendAtomically, retryOnConflict } from '../shared/event-store';
 import { foldEvents } from '../shared/events';

@@ -1,4 +1,4 @@
-import type { CancellationReason } from '../orders/domain';
+import type { CancellationReason } from '../orders';
 
 /**
  * The saga's EMF metrics, by name, for the functions that emit them and the

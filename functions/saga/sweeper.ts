@@ -1,10 +1,7 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { inventoryCommands } from '../inventory/commands';
-import { inventorySettings } from '../inventory/settings';
-import { inventoryStores } from '../inventory/store';
-import { FINAL_FROM_VERSION } from '../orders/domain';
-import { ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders/store';
-import { paymentUndoing } from '../payments/commands';
+import { inventoryCommands, inventorySettings, inventoryStores } from '../inventory';
+import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders';
+import { paymentUndoing } from '../payments';
 import { documents, env } from '../shared/aws';
 import { KEY } from '../shared/event-store';
 import { logger, metrics } from '../shared/powertools';

@@ -5,9 +5,9 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { customers } from '../../accounts/store';
-import { inventoryStores } from '../../inventory/store';
-import { sagaTrace } from '../../saga/trace';
+import { customers } from '../../accounts';
+import { inventoryStores } from '../../inventory';
+import { sagaTrace } from '../../saga';
 import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
 import {
