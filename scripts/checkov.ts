@@ -1,0 +1,79 @@
+/**
+ * Checkov, installed by the project itself (see `python-tool.ts`: a venv
+ * under `local/.cache/` with the pinned Checkov from PyPI). The first install
+ * downloads Checkov and its dependencies (some 150 MB) and can take minutes.
+ *
+ *   npx tsx scripts/checkov.ts <template.json>...   # installs if needed, scans, exits 1 on a failed check
+ *
+ * A finding is acknowledged where it arises: `Metadata.checkov.skip` on the
+ * resource (`lib/checkov.ts`'s `acknowledgeCheckov`), with its reason; Checkov
+ * then reports it as skipped, not failed.
+ */
+import { spawnSync } from 'node:child_process';
+import { ensurePythonTool } from './python-tool';
+
+export const CHECKOV_VERSION = '3.3.30';
+
+export const ensureCheckov = (log?: (message: string) => void): string =>
+  ensurePythonTool({ name: 'checkov', version: CHECKOV_VERSION, executable: 'checkov' }, log);
+
+/** One check's result on one resource, as Checkov's JSON output gives it. */
+export interface CheckovResult {
+  readonly check_id: string;
+  readonly check_name: string;
+  readonly resource: string;
+  readonly file_path: string;
+  readonly suppress_comment?: string;
+}
+
+export interface CheckovReport {
+  readonly template: string;
+  readonly failed: CheckovResult[];
+  readonly skipped: CheckovResult[];
+  readonly passed: number;
+}
+
+/** Scans one CloudFormation template with the project's Checkov (offline: no platform, no update check). */
+export function checkov(template: string, log?: (message: string) => void): CheckovReport {
+  const bin = ensureCheckov(log);
+  const result = spawnSync(
+    bin,
+    ['--file', template, '--framework', 'cloudformation', '--output', 'json', '--quiet', '--compact', '--soft-fail'],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      // No call home: no version check, no Prisma Cloud guidelines download.
+      env: { ...process.env, CHECKOV_RUN_SCA_PACKAGE_SCAN_V2: 'false', BC_SKIP_MAPPING: 'TRUE', CKV_NO_UPDATE_CHECK: 'true' },
+    },
+  );
+  if (result.status !== 0) throw new Error(`checkov failed (exit ${result.status}):\n${result.stderr}`);
+  const output = JSON.parse(result.stdout || '{}') as
+    | { results?: { failed_checks?: CheckovResult[]; skipped_checks?: CheckovResult[]; passed_checks?: unknown[] } }
+    | { passed: number; failed: number };
+  // With nothing to report at all Checkov prints a bare summary instead of results.
+  const results = 'results' in output ? (output.results ?? {}) : {};
+  return {
+    template,
+    failed: results.failed_checks ?? [],
+    skipped: results.skipped_checks ?? [],
+    passed: results.passed_checks?.length ?? 0,
+  };
+}
+
+export const formatResult = (r: CheckovResult) => `${r.check_id} ${r.resource}: ${r.check_name}`;
+
+if (require.main === module) {
+  const templates = process.argv.slice(2);
+  if (templates.length === 0) {
+    console.error('usage: tsx scripts/checkov.ts <template.json>...');
+    process.exit(2);
+  }
+  let failed = 0;
+  for (const template of templates) {
+    const report = checkov(template, (m) => console.error(m));
+    console.log(`${template}: ${report.passed} passed, ${report.failed.length} failed, ${report.skipped.length} skipped`);
+    for (const r of report.failed) console.log(`  FAILED ${formatResult(r)}`);
+    failed += report.failed.length;
+  }
+  process.exit(failed > 0 ? 1 : 0);
+}
