@@ -69,8 +69,10 @@ export class AccessDeniedError extends Error {
     readonly action: string,
     readonly resource: string,
     readonly decision: Exclude<Decision, 'allowed'>,
+    /** Which policy said no: the caller's own (identity-based), or the resource's. */
+    readonly basis: 'identity' | 'resource' = 'identity',
   ) {
-    super(denialMessage(principalArn, action, resource, decision));
+    super(denialMessage(principalArn, action, resource, decision, basis));
     this.name = 'AccessDeniedException';
   }
 }
@@ -81,24 +83,26 @@ export function denialMessage(
   action: string,
   resource: string,
   decision: Exclude<Decision, 'allowed'>,
+  basis: 'identity' | 'resource' = 'identity',
 ): string {
   const why =
     decision === 'explicitDeny'
-      ? 'with an explicit deny in an identity-based policy'
-      : `because no identity-based policy allows the ${action} action`;
+      ? `with an explicit deny in an ${basis === 'identity' ? 'identity' : 'resource'}-based policy`
+      : `because no ${basis}-based policy allows the ${action} action`;
   return `User: ${principalArn} is not authorized to perform: ${action} on resource: ${resource} ${why}`;
 }
 
 const list = (value: string | readonly string[] | undefined): readonly string[] =>
   value === undefined ? [] : typeof value === 'string' ? [value] : value;
 
-const escape = (text: string) => text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
 /** A glob (`*` any run, `?` one character) as an anchored expression. */
-const glob = (pattern: string) => escape(pattern).replace(/\*/g, '.*').replace(/\?/g, '.');
+const glob = (pattern: string) => escapeRegExp(pattern).replace(/\*/g, '.*').replace(/\?/g, '.');
 
 function compileActions(actions: readonly string[], where: string): RegExp {
   for (const a of actions) {
-    if (a !== '*' && !/^[a-zA-Z0-9-]+:[a-zA-Z0-9*?]+$/.test(a)) throw new Error(`${where}: action "${a}" is not valid`);
+    if (a !== '*' && !/^[a-zA-Z0-9-]+:[a-zA-Z0-9*?]+$/.test(a))
+      throw new Error(`${where}: action "${a}" is not valid`);
   }
   return new RegExp(`^(?:${actions.map(glob).join('|')})$`, 'i');
 }
@@ -132,7 +136,9 @@ function compileStatement(statement: PolicyStatement, where: string): CompiledSt
     throw new Error(`${where}: Effect must be Allow or Deny, not ${String(statement.Effect)}`);
   }
   if (statement.Condition !== undefined) {
-    throw new Error(`${where}: conditions are not supported locally (${JSON.stringify(statement.Condition)})`);
+    throw new Error(
+      `${where}: conditions are not supported locally (${JSON.stringify(statement.Condition)})`,
+    );
   }
   if (statement.Principal !== undefined) {
     throw new Error(`${where}: an identity-based policy names no Principal`);

@@ -1,5 +1,6 @@
-import { ACCOUNT, type Assembly, type Resolve, resourcesOfType } from './assembly';
+import { ACCOUNT, type Assembly, REGION, type Resolve, resourcesOfType } from './assembly';
 import {
+  AccessDeniedError,
   compilePolicies,
   KNOWN_MANAGED_POLICIES,
   type PolicyDocument,
@@ -19,6 +20,8 @@ export class LocalPrincipals {
   private readonly compiled = new Map<string, Principal>();
   /** Each function's role (logical id). */
   private readonly functionRoles = new Map<string, string>();
+  /** Each function's resource-based policy: who may invoke it (AWS::Lambda::Permission), by function logical id. */
+  private readonly invokePermissions = new Map<string, { principal: string; sourceArn?: string }[]>();
 
   constructor(assembly: Assembly, resolve: Resolve) {
     const { template } = assembly;
@@ -28,14 +31,19 @@ export class LocalPrincipals {
         throw new Error(`role ${roleId}: permissions boundaries are not supported locally`);
       }
       const policies: { name: string; document: PolicyDocument }[] = [];
-      for (const inline of (resolve(p.Policies ?? []) as { PolicyName: string; PolicyDocument: PolicyDocument }[])) {
+      for (const inline of resolve(p.Policies ?? []) as {
+        PolicyName: string;
+        PolicyDocument: PolicyDocument;
+      }[]) {
         policies.push({ name: inline.PolicyName, document: inline.PolicyDocument });
       }
       for (const arn of resolve(p.ManagedPolicyArns ?? []) as string[]) {
         const name = String(arn).split(':policy/')[1] ?? String(arn);
         const document = KNOWN_MANAGED_POLICIES[name];
         if (!document) {
-          throw new Error(`role ${roleId}: the managed policy ${arn} is not known locally (see KNOWN_MANAGED_POLICIES)`);
+          throw new Error(
+            `role ${roleId}: the managed policy ${arn} is not known locally (see KNOWN_MANAGED_POLICIES)`,
+          );
         }
         policies.push({ name, document });
       }
@@ -49,12 +57,31 @@ export class LocalPrincipals {
       const document = resolve(p.PolicyDocument) as PolicyDocument;
       for (const roleName of resolve(p.Roles ?? []) as string[]) {
         const policies = this.policiesByRole.get(roleName);
-        if (!policies) throw new Error(`policy ${policyId} is attached to ${roleName}, not a role of the template`);
+        if (!policies)
+          throw new Error(`policy ${policyId} is attached to ${roleName}, not a role of the template`);
         policies.push({ name: String(p.PolicyName ?? policyId), document });
       }
     }
     for (const [functionId, fn] of resourcesOfType(template, 'AWS::Lambda::Function')) {
-      this.functionRoles.set(functionId, this.roleIdOf(String(resolve(fn.Properties?.Role)), `function ${functionId}`));
+      this.functionRoles.set(
+        functionId,
+        this.roleIdOf(String(resolve(fn.Properties?.Role)), `function ${functionId}`),
+      );
+    }
+    for (const [permissionId, permission] of resourcesOfType(template, 'AWS::Lambda::Permission')) {
+      const p = resolve(permission.Properties ?? {}) as Record<string, unknown>;
+      const functionName = String(p.FunctionName);
+      const functionId = functionName.startsWith('arn:') ? functionName.split(':')[6]! : functionName;
+      if (!this.functionRoles.has(functionId)) {
+        throw new Error(`permission ${permissionId}: ${functionName} is not a function of the template`);
+      }
+      if (p.Action !== 'lambda:InvokeFunction') continue;
+      const grants = this.invokePermissions.get(functionId) ?? [];
+      grants.push({
+        principal: String(p.Principal),
+        ...(p.SourceArn ? { sourceArn: String(p.SourceArn) } : {}),
+      });
+      this.invokePermissions.set(functionId, grants);
     }
     // Compiled now, so that a policy the local cloud cannot evaluate fails the start, not a call.
     for (const functionId of this.functionRoles.keys()) this.function(functionId);
@@ -63,7 +90,8 @@ export class LocalPrincipals {
   /** The role's logical id from its ARN (locally `arn:aws:iam::<account>:role/<logical id>`). */
   roleIdOf(roleArn: string, who: string): string {
     const roleId = roleArn.split(':role/')[1];
-    if (!roleId || !this.policiesByRole.has(roleId)) throw new Error(`${who}: role ${roleArn} is not a role of the template`);
+    if (!roleId || !this.policiesByRole.has(roleId))
+      throw new Error(`${who}: role ${roleArn} is not a role of the template`);
     return roleId;
   }
 
@@ -90,6 +118,26 @@ export class LocalPrincipals {
       this.compiled.set(key, principal);
     }
     return principal;
+  }
+
+  /**
+   * Throws Lambda's AccessDeniedException unless the function's
+   * resource-based policy lets `service` (e.g. `events.amazonaws.com`) invoke
+   * it on behalf of `sourceArn` (a grant without SourceArn allows any source).
+   */
+  authorizeServiceInvoke(functionId: string, service: string, sourceArn: string) {
+    const granted = (this.invokePermissions.get(functionId) ?? []).some(
+      (g) => g.principal === service && (g.sourceArn === undefined || g.sourceArn === sourceArn),
+    );
+    if (!granted) {
+      throw new AccessDeniedError(
+        service,
+        'lambda:InvokeFunction',
+        `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionId}`,
+        'implicitDeny',
+        'resource',
+      );
+    }
   }
 
   private rolePolicies(roleId: string, session: string): PrincipalPolicies {

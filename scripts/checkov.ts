@@ -38,17 +38,38 @@ export function checkov(template: string, log?: (message: string) => void): Chec
   const bin = ensureCheckov(log);
   const result = spawnSync(
     bin,
-    ['--file', template, '--framework', 'cloudformation', '--output', 'json', '--quiet', '--compact', '--soft-fail'],
+    [
+      '--file',
+      template,
+      '--framework',
+      'cloudformation',
+      '--output',
+      'json',
+      '--quiet',
+      '--compact',
+      '--soft-fail',
+    ],
     {
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
       // No call home: no version check, no Prisma Cloud guidelines download.
-      env: { ...process.env, CHECKOV_RUN_SCA_PACKAGE_SCAN_V2: 'false', BC_SKIP_MAPPING: 'TRUE', CKV_NO_UPDATE_CHECK: 'true' },
+      env: {
+        ...process.env,
+        CHECKOV_RUN_SCA_PACKAGE_SCAN_V2: 'false',
+        BC_SKIP_MAPPING: 'TRUE',
+        CKV_NO_UPDATE_CHECK: 'true',
+      },
     },
   );
   if (result.status !== 0) throw new Error(`checkov failed (exit ${result.status}):\n${result.stderr}`);
   const output = JSON.parse(result.stdout || '{}') as
-    | { results?: { failed_checks?: CheckovResult[]; skipped_checks?: CheckovResult[]; passed_checks?: unknown[] } }
+    | {
+        results?: {
+          failed_checks?: CheckovResult[];
+          skipped_checks?: CheckovResult[];
+          passed_checks?: unknown[];
+        };
+      }
     | { passed: number; failed: number };
   // With nothing to report at all Checkov prints a bare summary instead of results.
   const results = 'results' in output ? (output.results ?? {}) : {};
@@ -71,7 +92,9 @@ if (require.main === module) {
   let failed = 0;
   for (const template of templates) {
     const report = checkov(template, (m) => console.error(m));
-    console.log(`${template}: ${report.passed} passed, ${report.failed.length} failed, ${report.skipped.length} skipped`);
+    console.log(
+      `${template}: ${report.passed} passed, ${report.failed.length} failed, ${report.skipped.length} skipped`,
+    );
     for (const r of report.failed) console.log(`  FAILED ${formatResult(r)}`);
     failed += report.failed.length;
   }

@@ -19,7 +19,11 @@ describe('IAM evaluation (local/iam.ts)', () => {
   });
 
   test('allows an action on a resource a statement names, and only that', () => {
-    const p = principal({ Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem'], Resource: TABLE });
+    const p = principal({
+      Effect: 'Allow',
+      Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      Resource: TABLE,
+    });
     expect(p.decide('dynamodb:GetItem', TABLE)).toBe('allowed');
     expect(p.decide('dynamodb:PutItem', TABLE)).toBe('allowed');
     expect(p.decide('dynamodb:DeleteItem', TABLE)).toBe('implicitDeny');
@@ -39,16 +43,21 @@ describe('IAM evaluation (local/iam.ts)', () => {
     expect(p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:000000000000:execution:M:1')).toBe(
       'allowed',
     );
-    expect(p.decide('events:PutEvents', 'arn:aws:events:us-east-1:000000000000:event-bus/Bus')).toBe('allowed');
+    expect(p.decide('events:PutEvents', 'arn:aws:events:us-east-1:000000000000:event-bus/Bus')).toBe(
+      'allowed',
+    );
     // A wildcard covers one service only.
     expect(p.decide('sqs:SendMessage', 'arn:aws:sqs:us-east-1:000000000000:Q')).toBe('implicitDeny');
   });
 
   test('a table ARN does not cover its indexes or streams; a wildcard does', () => {
     const index = `${TABLE}/index/byDeadline`;
-    expect(principal({ Effect: 'Allow', Action: 'dynamodb:Query', Resource: TABLE }).decide('dynamodb:Query', index)).toBe(
-      'implicitDeny',
-    );
+    expect(
+      principal({ Effect: 'Allow', Action: 'dynamodb:Query', Resource: TABLE }).decide(
+        'dynamodb:Query',
+        index,
+      ),
+    ).toBe('implicitDeny');
     const p = principal({ Effect: 'Allow', Action: 'dynamodb:Query', Resource: `${TABLE}/index/*` });
     expect(p.decide('dynamodb:Query', index)).toBe('allowed');
     expect(p.decide('dynamodb:Query', TABLE)).toBe('implicitDeny');
@@ -56,28 +65,41 @@ describe('IAM evaluation (local/iam.ts)', () => {
 
   test('matches ARNs segment by segment (ArnLike), the last segment spanning : and /', () => {
     const p = principal(
-      { Effect: 'Allow', Action: 'states:DescribeExecution', Resource: 'arn:aws:states:*:000000000000:execution:Saga:*' },
-      { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: 'arn:aws:lambda:us-east-1:000000000000:function:Fn:*' },
+      {
+        Effect: 'Allow',
+        Action: 'states:DescribeExecution',
+        Resource: 'arn:aws:states:*:000000000000:execution:Saga:*',
+      },
+      {
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: 'arn:aws:lambda:us-east-1:000000000000:function:Fn:*',
+      },
     );
-    expect(p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:000000000000:execution:Saga:abc')).toBe(
+    expect(
+      p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:000000000000:execution:Saga:abc'),
+    ).toBe('allowed');
+    expect(
+      p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:000000000000:execution:Other:abc'),
+    ).toBe('implicitDeny');
+    // Another account does not match, even with a wildcard region.
+    expect(
+      p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:111111111111:execution:Saga:abc'),
+    ).toBe('implicitDeny');
+    expect(p.decide('lambda:InvokeFunction', 'arn:aws:lambda:us-east-1:000000000000:function:Fn:live')).toBe(
       'allowed',
     );
-    expect(p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:000000000000:execution:Other:abc')).toBe(
-      'implicitDeny',
-    );
-    // Another account does not match, even with a wildcard region.
-    expect(p.decide('states:DescribeExecution', 'arn:aws:states:us-east-1:111111111111:execution:Saga:abc')).toBe(
-      'implicitDeny',
-    );
-    expect(p.decide('lambda:InvokeFunction', 'arn:aws:lambda:us-east-1:000000000000:function:Fn:live')).toBe('allowed');
     // `Fn:*` is not the unqualified function.
-    expect(p.decide('lambda:InvokeFunction', 'arn:aws:lambda:us-east-1:000000000000:function:Fn')).toBe('implicitDeny');
+    expect(p.decide('lambda:InvokeFunction', 'arn:aws:lambda:us-east-1:000000000000:function:Fn')).toBe(
+      'implicitDeny',
+    );
     // `*` matches `?`-free text only as a glob: a dot is a dot.
     expect(
-      principal({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/a.b' }).decide(
-        'dynamodb:GetItem',
-        'arn:aws:dynamodb:us-east-1:000000000000:table/aXb',
-      ),
+      principal({
+        Effect: 'Allow',
+        Action: 'dynamodb:GetItem',
+        Resource: 'arn:aws:dynamodb:us-east-1:000000000000:table/a.b',
+      }).decide('dynamodb:GetItem', 'arn:aws:dynamodb:us-east-1:000000000000:table/aXb'),
     ).toBe('implicitDeny');
   });
 
@@ -95,8 +117,14 @@ describe('IAM evaluation (local/iam.ts)', () => {
     const p = compilePolicies({
       arn: PRINCIPAL,
       policies: [
-        { name: 'A', document: { Statement: { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE } } },
-        { name: 'B', document: { Statement: [{ Effect: 'Deny', Action: 'dynamodb:GetItem', Resource: OTHER_TABLE }] } },
+        {
+          name: 'A',
+          document: { Statement: { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE } },
+        },
+        {
+          name: 'B',
+          document: { Statement: [{ Effect: 'Deny', Action: 'dynamodb:GetItem', Resource: OTHER_TABLE }] },
+        },
       ],
     });
     expect(p.decide('dynamodb:GetItem', TABLE)).toBe('allowed');
@@ -125,15 +153,24 @@ describe('IAM evaluation (local/iam.ts)', () => {
 
   test('fails loudly on what it does not evaluate: conditions, policy variables, bad statements', () => {
     expect(() =>
-      principal({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: TABLE, Condition: { Bool: { 'aws:SecureTransport': 'true' } } }),
+      principal({
+        Effect: 'Allow',
+        Action: 'dynamodb:GetItem',
+        Resource: TABLE,
+        Condition: { Bool: { 'aws:SecureTransport': 'true' } },
+      }),
     ).toThrow(/conditions are not supported/);
     expect(() =>
       principal({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: `${TABLE}/\${aws:username}` }),
     ).toThrow(/policy variables/);
     expect(() => principal({ Effect: 'Allow', Resource: TABLE })).toThrow(/Action and NotAction/);
-    expect(() => principal({ Effect: 'Allow', Action: 'dynamodb:GetItem' })).toThrow(/Resource and NotResource/);
+    expect(() => principal({ Effect: 'Allow', Action: 'dynamodb:GetItem' })).toThrow(
+      /Resource and NotResource/,
+    );
     expect(() => principal({ Effect: 'Allow', Action: 'GetItem', Resource: TABLE })).toThrow(/not valid/);
-    expect(() => principal({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: 'Orders' })).toThrow(/not an ARN/);
+    expect(() => principal({ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: 'Orders' })).toThrow(
+      /not an ARN/,
+    );
   });
 
   test('authorize answers as AWS does: AccessDeniedException with IAM’s message', () => {
