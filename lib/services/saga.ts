@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
+import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { acknowledgeNag, logicalIdOf } from '../nag';
 import type { StageConfig } from '../stage-config';
 import type { AccountsService } from './accounts';
@@ -83,6 +84,11 @@ export class OrderSaga extends Construct {
     payments.events.grantReadWriteData(ordersSteps);
     accounts.events.grantReadWriteData(ordersSteps);
 
+    const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      retention: config.logRetentionDays as logs.RetentionDays,
+      removalPolicy: config.removalPolicy,
+    });
+    acknowledgeCheckov(executionLogs, 'CKV_AWS_158', LOG_GROUP_KEY_REASON);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromFile(
         join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'),
@@ -95,10 +101,7 @@ export class OrderSaga extends Construct {
       stateMachineType: sfn.StateMachineType[config.workflowType],
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'ExecutionLogs', {
-          retention: config.logRetentionDays as logs.RetentionDays,
-          removalPolicy: config.removalPolicy,
-        }),
+        destination: executionLogs,
         // Every state's entry and exit: on EXPRESS this log is the only history of an execution.
         level: sfn.LogLevel.ALL,
         // Inputs and outputs carry customers' orders; the steps' own logs have what a failure needs.
