@@ -23,7 +23,8 @@ export interface CheckovResult {
   readonly check_name: string;
   readonly resource: string;
   readonly file_path: string;
-  readonly suppress_comment?: string;
+  /** Checkov's `SKIPPED` carries the acknowledgement's comment. */
+  readonly check_result: { readonly result: string; readonly suppress_comment?: string };
 }
 
 export interface CheckovReport {
@@ -47,7 +48,6 @@ export function checkov(templates: readonly string[], log?: (message: string) =>
       'cloudformation',
       '--output',
       'json',
-      '--quiet',
       '--compact',
       '--soft-fail',
       '--skip-download',
@@ -59,16 +59,16 @@ export function checkov(templates: readonly string[], log?: (message: string) =>
     },
   );
   if (result.status !== 0) throw new Error(`checkov failed (exit ${result.status}):\n${result.stderr}`);
+  // Not --quiet: it leaves the skipped (acknowledged) checks out of the JSON too.
   const output = JSON.parse(result.stdout || '{}') as {
-    results?: { failed_checks?: CheckovResult[]; skipped_checks?: CheckovResult[]; passed_checks?: unknown[] };
-    summary?: { resource_count?: number };
+    results?: { failed_checks?: CheckovResult[]; skipped_checks?: CheckovResult[] };
+    summary?: { passed?: number };
   };
-  // With nothing to report at all Checkov prints a bare summary instead of results.
   const results = output.results ?? {};
   return {
     failed: results.failed_checks ?? [],
     skipped: results.skipped_checks ?? [],
-    passed: results.passed_checks?.length ?? 0,
+    passed: output.summary?.passed ?? 0,
   };
 }
 
@@ -81,7 +81,9 @@ if (require.main === module) {
     process.exit(2);
   }
   const report = checkov(templates, (m) => console.error(m));
-  console.log(`${report.passed} passed, ${report.failed.length} failed, ${report.skipped.length} acknowledged`);
+  console.log(
+    `${report.passed} passed, ${report.failed.length} failed, ${report.skipped.length} acknowledged`,
+  );
   for (const r of report.failed) console.log(`FAILED ${r.file_path} ${formatResult(r)}`);
   process.exit(report.failed.length > 0 ? 1 : 0);
 }

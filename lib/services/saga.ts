@@ -8,10 +8,10 @@ import {
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
-import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { acknowledgeNag, logicalIdOf } from '../nag';
 import type { StageConfig } from '../stage-config';
 import type { AccountsService } from './accounts';
