@@ -46,16 +46,6 @@ export interface LocalCloudOptions {
   readonly maxSandboxes?: number;
   /** Admission control's bounds at the HTTP API (see local/admission.ts); they can be changed at run time. */
   readonly admission?: AdmissionOptions;
-  /**
-   * IAM enforced locally (default true): each call a function makes to
-   * DynamoDB, EventBridge or Step Functions is checked against its role's
-   * policies, a Task's invocation against the state machine's role, a rule's
-   * delivery against its target's role or the function's resource policy,
-   * and each stream mapping's reads and on-failure destination against its
-   * function's role at start (see local/iam.ts). A call its policies do not
-   * allow fails with AccessDeniedException, as on AWS.
-   */
-  readonly iam?: boolean;
   readonly log?: (message: string) => void;
 }
 
@@ -140,9 +130,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     await endpoint.start(options.awsPort ?? 0);
     stoppers.push(() => endpoint.stop());
 
-    // Read (and checked for what the local evaluator supports) even with IAM off, so that both start alike.
+    // IAM enforced locally (local/iam.ts): each function's role, read (and checked for what the local
+    // evaluator supports) before anything runs.
     const principals = new LocalPrincipals(assembly, resolve);
-    const iam = options.iam ?? true;
 
     const specs = functionSpecs(assembly, resolve, {
       AWS_ENDPOINT_URL: endpoint.url,
@@ -170,7 +160,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         port: dynamoLocal.port,
         partitionKeys: Object.fromEntries([...tables.values()].map((t) => [t.tableName, t.partitionKey])),
       },
-      ...(iam ? { principalOf: (functionId: string) => principals.functionPolicies(functionId) } : {}),
+      principalOf: (functionId: string) => principals.functionPolicies(functionId),
     });
     stoppers.push(() => runtime.stop());
     const telemetry = new Telemetry(tables);
@@ -180,7 +170,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     const queues = new LocalQueues(assembly, join(workDir, 'dead-letters'));
     const mappings = mappingSpecs(assembly, resolve, tables, runtime);
     // As creating the mapping on AWS does: its function's role must read the stream and send to its destination.
-    if (iam) for (const mapping of mappings) authorizeMapping(principals, mapping);
+    for (const mapping of mappings) authorizeMapping(principals, mapping);
     const pollers = mappings.map((spec) => new StreamPoller(spec, dynamo, runtime, queues, log));
     const poke = (tableNames: readonly string[]) => {
       for (const poller of pollers) {
@@ -204,25 +194,21 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       runtime,
       log,
       faults,
-      iam
-        ? (machine, functionArn) => {
-            if (!machine.roleArn) throw new Error(`state machine ${machine.logicalId} has no role`);
-            const roleId = principals.roleIdOf(machine.roleArn, `state machine ${machine.logicalId}`);
-            authorize(principals.role(roleId, machine.logicalId), 'lambda:InvokeFunction', [functionArn]);
-          }
-        : undefined,
+      (machine, functionArn) => {
+        if (!machine.roleArn) throw new Error(`state machine ${machine.logicalId} has no role`);
+        const roleId = principals.roleIdOf(machine.roleArn, `state machine ${machine.logicalId}`);
+        authorize(principals.role(roleId, machine.logicalId), 'lambda:InvokeFunction', [functionArn]);
+      },
     );
-    if (iam) {
-      // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
-      // stand for the account's administrator and are not checked.
-      endpoint.authorize((caller, prefix, operation, input) => {
-        if (!caller || !runtime.specs.has(caller)) return;
-        const principal = principals.function(caller);
-        for (const { action, resource } of endpointAuthorizations(prefix, operation, input)) {
-          authorize(principal, action, [resource]);
-        }
-      });
-    }
+    // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
+    // stand for the account's administrator and are not checked.
+    endpoint.authorize((caller, prefix, operation, input) => {
+      if (!caller || !runtime.specs.has(caller)) return;
+      const principal = principals.function(caller);
+      for (const { action, resource } of endpointAuthorizations(prefix, operation, input)) {
+        authorize(principal, action, [resource]);
+      }
+    });
     endpoint.register('AWSStepFunctions.', (operation, input) => stepFunctions.handle(operation, input));
     stoppers.push(async () => {
       await stepFunctions.stop();
@@ -235,12 +221,12 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         lambda: async (arn, input, via) => {
           const functionId = runtime.functionIdOf(arn);
           // EventBridge invokes a function as allowed by the function's resource policy.
-          if (iam && via) principals.authorizeServiceInvoke(functionId, 'events.amazonaws.com', via.ruleArn);
+          if (via) principals.authorizeServiceInvoke(functionId, 'events.amazonaws.com', via.ruleArn);
           await runtime.invoke(functionId, input);
         },
         states: async (arn, input, via) => {
           // EventBridge starts an execution with the target's role.
-          if (iam && via) {
+          if (via) {
             if (!via.roleArn) throw new Error(`rule ${via.ruleArn}: a state machine target needs a RoleArn`);
             const roleId = principals.roleIdOf(via.roleArn, `rule ${via.ruleArn}`);
             authorize(principals.role(roleId, 'events'), 'states:StartExecution', [arn]);

@@ -34,7 +34,7 @@ const TRANSACT_WRITE_ACTIONS: Readonly<Record<string, string>> = {
   ConditionCheck: 'dynamodb:ConditionCheckItem',
 };
 
-/** A shard iterator names its stream; DynamoDB Local's holds the stream's ARN. */
+/** A shard iterator names its stream: DynamoDB Local's begins with the stream's ARN (`<arn>|001|...`). */
 const STREAM_ARN = /arn:aws:dynamodb:[^|"\s]+?\/stream\/[0-9T:.-]+/;
 
 export function dynamoAuthorizations(operation: string, input: Record<string, unknown>): Authorization[] {

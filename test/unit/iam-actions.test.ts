@@ -51,9 +51,11 @@ describe('what IAM checks for each call (local/iam-actions.ts)', () => {
     expect(dynamoAuthorizations('DescribeStream', { StreamArn: stream })).toEqual([
       { action: 'dynamodb:DescribeStream', resource: stream },
     ]);
-    expect(dynamoAuthorizations('GetRecords', { ShardIterator: `000|${stream}|shard-1|x` })).toEqual([
-      { action: 'dynamodb:GetRecords', resource: stream },
-    ]);
+    expect(
+      dynamoAuthorizations('GetRecords', {
+        ShardIterator: `${stream}|001|c2hhcmRJZC0wMDAwMDAwMTc5NTQ0NDg2NDMzOS1iYTljOTVkZHwwMDA=`,
+      }),
+    ).toEqual([{ action: 'dynamodb:GetRecords', resource: stream }]);
   });
 
   test('what it cannot map fails loudly rather than pass unchecked', () => {
