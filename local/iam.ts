@@ -124,7 +124,7 @@ function splitArn(arn: string): string[] | undefined {
   return [...parts.slice(0, 5), parts.slice(5).join(':')];
 }
 
-function matchesResource(pattern: ArnPattern, resource: string, parts: string[] | undefined): boolean {
+function matchesResource(pattern: ArnPattern, parts: string[] | undefined): boolean {
   if ('any' in pattern) return true;
   // `*` as the request's resource (an action on no resource, e.g. dynamodb:ListStreams) only matches `*`.
   if (!parts) return false;
@@ -162,9 +162,9 @@ function compileStatement(statement: PolicyStatement, where: string): CompiledSt
   };
 }
 
-function applies(s: CompiledStatement, action: string, resource: string, parts: string[] | undefined) {
+function applies(s: CompiledStatement, action: string, parts: string[] | undefined) {
   if (s.actions.test(action) === s.notAction) return false;
-  const matched = s.resources.some((p) => matchesResource(p, resource, parts));
+  const matched = s.resources.some((p) => matchesResource(p, parts));
   return matched !== s.notResource;
 }
 
@@ -192,7 +192,7 @@ export function compilePolicies(principal: PrincipalPolicies): Principal {
       const parts = resource === '*' ? undefined : splitArn(resource);
       let decision: Decision = 'implicitDeny';
       for (const s of statements) {
-        if (!applies(s, action, resource, parts)) continue;
+        if (!applies(s, action, parts)) continue;
         if (!s.allow) {
           decision = 'explicitDeny';
           break;
