@@ -13,7 +13,7 @@ import {
   aws_sns_subscriptions as subscriptions,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import type { CancellationReason } from '../functions/orders/domain';
+import { CANCELLATION_LABELS, SAGA_METRICS, SAGA_SERVICE } from '../functions/saga/metrics';
 import { routesOf } from './constructs/http-routes';
 import { metricsNamespace } from './constructs/service-function';
 import type { StageConfig } from './stage-config';
@@ -31,22 +31,11 @@ export interface ObservabilityProps {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
-/** A function by its service and role, e.g. `AccountsProjector`, `SagaInventorySteps` (`<Service>/<Name>/Function`). */
+/** A function by its service and role, e.g. `InventoryProjector`, `SagaSteps` (`<Service>/<Name>/Function`). */
 const functionLabel = (fn: lambda.Function) => {
   const serviceFunction = fn.node.scope!;
   return `${serviceFunction.node.scope!.node.id}${serviceFunction.node.id}`;
 };
-
-/** Why sagas end in cancellation, as the orders saga step counts them (`SagaCancelledByReason`). */
-const CANCELLATION_REASONS: Record<CancellationReason, string> = {
-  OUT_OF_STOCK: 'out of stock',
-  PAYMENT_DECLINED: 'payment declined',
-  CONFIRMATION_FAILED: 'confirmation failed',
-  TIMEOUT: 'timed out',
-};
-
-/** The services whose saga steps compensate (and count `SagaCompensationFailures` when they cannot). */
-const COMPENSATING_SERVICES = ['inventory', 'payments', 'orders'] as const;
 
 /**
  * What an operator of a stage looks at and is paged by: one dashboard
@@ -101,6 +90,12 @@ export class Observability extends Construct {
     const namespace = metricsNamespace(config);
     const emf = (metricName: string, dimensionsMap: Record<string, string>, statistic = 'Sum') =>
       new cloudwatch.Metric({ namespace, metricName, dimensionsMap, statistic, period: FIVE_MINUTES });
+    /** One of the saga's metrics (functions/saga/metrics.ts), which its functions emit under the saga's service. */
+    const sagaMetric = (
+      name: keyof typeof SAGA_METRICS,
+      dimensions: Record<string, string> = {},
+      statistic = 'Sum',
+    ) => emf(SAGA_METRICS[name], { service: SAGA_SERVICE, ...dimensions }, statistic);
     const routes = routesOf(httpApi).map((r) => (r.node.defaultChild as apigw.CfnRoute).routeKey);
     const routeMetric = (routeKey: string, metricName: string, statistic: string) => {
       const [method, resource] = routeKey.split(' ') as [string, string];
@@ -195,23 +190,21 @@ export class Observability extends Construct {
       },
     );
     alarm('SagaTimeouts', 'Orders were cancelled because their saga ran past its deadline', {
-      metric: emf('SagaCancelledByReason', { service: 'orders', reason: 'TIMEOUT' }),
+      metric: sagaMetric('cancelledByReason', { reason: 'TIMEOUT' }),
       threshold: thresholds.sagaTimeoutsPerFiveMinutes,
       comparisonOperator: atLeast,
       evaluationPeriods: 1,
     });
     alarm(
+      'SagaStepFailures',
+      'A saga step failed unexpectedly after its retries (a bug or a broken contract); its order was cancelled STEP_FAILED',
+      { metric: sagaMetric('stepFailures'), threshold: 1, comparisonOperator: atLeast, evaluationPeriods: 1 },
+    );
+    alarm(
       'SagaCompensationFailures',
       'A saga compensation failed (the state machine retries it until it succeeds)',
       {
-        metric: new cloudwatch.MathExpression({
-          expression: COMPENSATING_SERVICES.join(' + '),
-          usingMetrics: Object.fromEntries(
-            COMPENSATING_SERVICES.map((service) => [service, emf('SagaCompensationFailures', { service })]),
-          ),
-          period: FIVE_MINUTES,
-          label: 'compensation failures',
-        }),
+        metric: sagaMetric('compensationFailures'),
         threshold: 1,
         comparisonOperator: atLeast,
         evaluationPeriods: 1,
@@ -261,15 +254,13 @@ export class Observability extends Construct {
       graph(
         'Saga outcomes',
         [
-          emf('SagaStarted', { service: 'orders' }),
-          emf('SagaConfirmed', { service: 'orders' }),
-          emf('SagaCancelled', { service: 'orders' }),
-          ...Object.entries(CANCELLATION_REASONS).map(([reason, label]) =>
-            emf('SagaCancelledByReason', { service: 'orders', reason }).with({
-              label: `cancelled: ${label}`,
-            }),
+          sagaMetric('started'),
+          sagaMetric('confirmed'),
+          sagaMetric('cancelled'),
+          ...Object.entries(CANCELLATION_LABELS).map(([reason, label]) =>
+            sagaMetric('cancelledByReason', { reason }).with({ label: `cancelled: ${label}` }),
           ),
-          emf('SagasSwept', { service: 'orders' }),
+          sagaMetric('swept'),
         ],
         [
           stateMachine.metricFailed({ period: FIVE_MINUTES, statistic: 'Sum', label: 'executions failed' }),
@@ -281,8 +272,8 @@ export class Observability extends Construct {
         ],
       ),
       graph('Saga duration, placement to outcome (ms)', [
-        emf('SagaDurationMs', { service: 'orders' }, 'p50').with({ label: 'p50' }),
-        emf('SagaDurationMs', { service: 'orders' }, 'p95').with({ label: 'p95' }),
+        sagaMetric('durationMs', {}, 'p50').with({ label: 'p50' }),
+        sagaMetric('durationMs', {}, 'p95').with({ label: 'p95' }),
         stateMachine.metricTime({ period: FIVE_MINUTES, statistic: 'p95', label: 'execution p95' }),
       ]),
       graph(

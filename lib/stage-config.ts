@@ -136,7 +136,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
         ...backOffice({ rateLimit: 20, burstLimit: 40 }),
       },
     },
-    reservedConcurrency: { api: 50, projector: 10, publisher: 20, sagaStep: 25, sweeper: 1 },
+    // The saga's one step function runs three steps per order (reserve, capture, confirm).
+    reservedConcurrency: { api: 50, projector: 10, publisher: 20, sagaStep: 75, sweeper: 1 },
     alarms: {
       api5xxPerFiveMinutes: 5,
       apiP95LatencyMs: 1000,
@@ -165,9 +166,10 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
         ...backOffice({ rateLimit: 50, burstLimit: 100 }),
       },
     },
-    // 4 APIs × 150 + 3 saga steps × 50 + 4 projectors × 20 + 40 + 2 sweepers = 872: an account at the default
-    // limit of 1,000 keeps the 100 unreserved that Lambda requires. 2,000 reservations/s at ~50 ms take ~100.
-    reservedConcurrency: { api: 150, projector: 20, publisher: 40, sagaStep: 50, sweeper: 1 },
+    // 4 APIs × 150 + the saga's step function 150 (three steps per order) + 1 projector × 20 + 40 + 2 sweepers
+    // = 812: an account at the default limit of 1,000 keeps the 100 unreserved that Lambda requires. 2,000
+    // reservations/s at ~50 ms take ~100.
+    reservedConcurrency: { api: 150, projector: 20, publisher: 40, sagaStep: 150, sweeper: 1 },
     alarms: {
       api5xxPerFiveMinutes: 1,
       apiP95LatencyMs: 500,

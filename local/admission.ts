@@ -3,9 +3,11 @@ import type { LambdaRuntime } from './lambda/runtime';
 /** The bounds of admission control at the edge (see AdmissionControl). */
 export interface AdmissionOptions {
   /**
-   * A request is refused while its function's queue holds an invocation that
-   * has waited longer than this for a sandbox (the queue's delay, measured:
-   * a burst of quick requests is served, a queue that keeps growing is cut).
+   * A request is refused while a new invocation of its function would wait
+   * longer than this for a sandbox: the queue's head has waited that long, or
+   * the queue ahead would take that long to drain at the function's recent
+   * duration (a burst of quick requests is served, a queue that keeps growing
+   * is cut before its tail waits past the client's patience).
    * An admitted request then waits about this long at most, so it is
    * answered inside a client's 10 s timeout (the load tools'), the
    * functions' 10 s and API Gateway's 30 s. Default 5,000 ms: a busy 2-core
@@ -101,7 +103,7 @@ export class AdmissionControl {
 
   /** Why `route` cannot take a request now, or undefined when it can. */
   check(route: AdmittedRoute): Refusal | undefined {
-    if (this.runtime.queueDelayMs(route.functionId) > this.options.maxQueueWaitMs) return 'queue';
+    if (this.runtime.expectedWaitMs(route.functionId) > this.options.maxQueueWaitMs) return 'queue';
     if (this.startsSaga(route) && this.sagaBacklogMs() > this.options.maxSagaBacklogMs) return 'saga';
     return undefined;
   }
@@ -122,7 +124,7 @@ export class AdmissionControl {
     const executions = sagas.executionsStarted;
     let perExecutionMs = 0;
     for (const functionId of sagas.taskFunctionIds) {
-      if (this.runtime.queueDelayMs(functionId) > this.options.maxQueueWaitMs)
+      if (this.runtime.expectedWaitMs(functionId) > this.options.maxQueueWaitMs)
         return Number.POSITIVE_INFINITY;
       const load = this.runtime.load(functionId);
       const invocations = load.invocations - (this.taskInvocationsAtStart.get(functionId) ?? 0);

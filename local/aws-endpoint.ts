@@ -33,10 +33,12 @@ export type CallAuthorizer = (
   input: Record<string, unknown>,
 ) => void;
 
+/** A path's answer: `body` is sent as JSON, or as it is when it is `text` (with its own content-type). */
 export type PathHandler = (
   match: RegExpExecArray,
   body: Buffer,
-) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+  query: URLSearchParams,
+) => Promise<{ status: number; body: unknown; headers?: Record<string, string>; text?: boolean }>;
 
 interface PathRoute {
   readonly method: string;
@@ -105,15 +107,15 @@ export class AwsEndpoint {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const body = Buffer.concat(chunks);
-        const path = (req.url ?? '/').split('?')[0]!;
+        const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
         for (const route of this.routes) {
           const match = req.method === route.method ? route.path.exec(path) : null;
           if (!match) continue;
-          route.handler(match, body).then(
+          route.handler(match, body, new URLSearchParams(search)).then(
             (r) =>
               res
                 .writeHead(r.status, { 'content-type': 'application/json', ...r.headers })
-                .end(JSON.stringify(r.body)),
+                .end(r.text ? String(r.body) : JSON.stringify(r.body)),
             (error: Error) =>
               res
                 .writeHead(400, { 'content-type': 'application/json' })

@@ -2,6 +2,7 @@ import { basename, join, resolve as resolvePath } from 'node:path';
 import { AdmissionControl, type AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
+import { CONSOLE_PATH, serveConsole } from './console';
 import { DynamoJsonClient } from './dynamo-client';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
@@ -318,6 +319,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       queues: queues.arns.map((arn) => arn.split(':').at(-1)!),
     };
     endpoint.serveAdmin('/_local/wiring', () => wiring);
+    serveConsole(endpoint, stepFunctions, queues);
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
@@ -353,6 +355,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     return {
       url: `http://127.0.0.1:${api.port}`,
       awsEndpoint: endpoint.url,
+      consoleUrl: `${endpoint.url}${CONSOLE_PATH}`,
       dynamoEndpoint: dynamoLocal.endpoint,
       dynamoPid: dynamoLocal.pid,
       startupMs: performance.now() - started,

@@ -53,6 +53,7 @@ async function main() {
       `[local] started in ${(cloud.startupMs / 1000).toFixed(1)} s (${Object.entries(cloud.startupPhases)
         .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
         .join(', ')})`,
+      `[local] saga console ${cloud.consoleUrl}`,
       `[local] API listening on ${cloud.url}`,
     ].join('\n'),
   );

@@ -6,6 +6,7 @@ import { serialized } from '../shared/serialized';
 import {
   createProduct,
   expire,
+  type KnownShard,
   NO_STOCK,
   type Product,
   planReservation,
@@ -22,6 +23,7 @@ import {
   shardId,
   sumStock,
 } from './domain';
+
 import { allShards, type InventoryStores, type ShardAppend } from './store';
 
 /**
@@ -301,14 +303,6 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     /** Writes appends all or nothing, keeping this sandbox's knowledge of the shards up to date. */
     append,
   };
-}
-
-/** A stock shard as some step last wrote it, handed to a later step so that it need not read it again. */
-export interface KnownShard {
-  readonly productId: string;
-  readonly shard: number;
-  readonly state: Stock;
-  readonly version: number;
 }
 
 /** What `append`ed shard appends leave their shards as. */

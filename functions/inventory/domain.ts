@@ -61,6 +61,13 @@ export interface Stock {
   readonly received: number;
 }
 
+/** A stock shard as some step last wrote it, handed to a later step so that it need not read it again. */
+export interface KnownShard {
+  readonly productId: string;
+  readonly shard: number;
+  readonly state: Stock;
+  readonly version: number;
+}
 export const NO_STOCK: Stock = { available: 0, reserved: 0, sold: 0, received: 0 };
 
 export type ShardEvent =

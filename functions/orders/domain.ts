@@ -2,7 +2,13 @@ import type { ReservationPart } from '../inventory/domain';
 import type { DomainEvent, Fold } from '../shared/events';
 
 export type OrderStatus = 'PENDING' | 'CONFIRMED' | 'CANCELLED';
-export type CancellationReason = 'OUT_OF_STOCK' | 'PAYMENT_DECLINED' | 'CONFIRMATION_FAILED' | 'TIMEOUT';
+export type CancellationReason =
+  | 'OUT_OF_STOCK'
+  | 'PAYMENT_DECLINED'
+  | 'CONFIRMATION_FAILED'
+  | 'TIMEOUT'
+  // A saga step failed in a way no retry cured (a bug, or input that breaks the saga's contract).
+  | 'STEP_FAILED';
 
 export interface OrderItem {
   readonly productId: string;

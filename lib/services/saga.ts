@@ -3,11 +3,13 @@ import {
   Duration,
   aws_events as events,
   aws_iam as iam,
+  aws_lambda as lambda,
   aws_logs as logs,
   aws_stepfunctions as sfn,
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { SAGA_SERVICE } from '../../functions/saga/metrics';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
@@ -31,7 +33,7 @@ export interface OrderSagaProps {
 /**
  * The order saga: `OrderPlaced` on the bus starts the state machine of
  * `statemachines/order-saga.asl.json` (reserve stock → capture payment →
- * confirm, with compensation), whose steps are one Lambda per service; and a
+ * confirm, with compensation), whose steps are one Lambda (functions/saga); and a
  * scheduled sweeper that finishes orders whose saga was lost.
  */
 export class OrderSaga extends Construct {
@@ -44,45 +46,30 @@ export class OrderSaga extends Construct {
   constructor(scope: Construct, id: string, props: OrderSagaProps) {
     super(scope, id);
     const { config, accounts, inventory, orders, payments } = props;
-    const step = (name: string, entry: string, service: string, environment: Record<string, string>) =>
-      new ServiceFunction(this, name, {
-        entry,
-        service,
-        kind: 'sagaStep',
-        config,
-        description: `Order saga steps of ${service}`,
-        environment,
-        timeout: Duration.seconds(10),
-      }).fn;
-
-    const inventorySteps = step('InventorySteps', 'inventory/handlers/saga.ts', 'inventory', {
-      ...inventory.commandEnvironment,
-      ORDERS_TABLE: orders.events.tableName,
-    });
-    inventory.events.grantReadWriteData(inventorySteps);
-    // Its first step claims the order for the execution before reserving.
-    grantItemReadWrites(orders.events, inventorySteps);
-
-    const paymentsSteps = step('PaymentsSteps', 'payments/handlers/saga.ts', 'payments', {
-      PAYMENTS_TABLE: payments.events.tableName,
-      ACCOUNTS_TABLE: accounts.events.tableName,
-    });
-    payments.events.grantReadWriteData(paymentsSteps);
-    accounts.events.grantReadWriteData(paymentsSteps);
-
-    const ordersEnvironment = {
+    // Every step is one transaction across the modules' tables (the saga owns the cross-module writes).
+    const sagaEnvironment = {
       ORDERS_TABLE: orders.events.tableName,
       PAYMENTS_TABLE: payments.events.tableName,
       ACCOUNTS_TABLE: accounts.events.tableName,
       ...inventory.commandEnvironment,
     };
-    const ordersSteps = step('OrdersSteps', 'orders/handlers/saga.ts', 'orders', ordersEnvironment);
-    grantItemReadWrites(orders.events, ordersSteps);
-    // Confirming an order sells its stock in the same transaction; cancelling gives the stock back and
-    // refunds (or voids) the payment, with the customer's credit, in the same transaction.
-    inventory.events.grantReadWriteData(ordersSteps);
-    payments.events.grantReadWriteData(ordersSteps);
-    accounts.events.grantReadWriteData(ordersSteps);
+    const grantSagaWrites = (fn: lambda.IFunction) => {
+      grantItemReadWrites(orders.events, fn);
+      inventory.events.grantReadWriteData(fn);
+      payments.events.grantReadWriteData(fn);
+      accounts.events.grantReadWriteData(fn);
+    };
+    // One function for all the steps: one pool of warm sandboxes for the whole saga instead of one per service.
+    const steps = new ServiceFunction(this, 'Steps', {
+      entry: 'saga/handler.ts',
+      service: SAGA_SERVICE,
+      kind: 'sagaStep',
+      config,
+      description: 'Order saga steps: reserve stock, capture payment, confirm, cancel',
+      environment: sagaEnvironment,
+      timeout: Duration.seconds(10),
+    }).fn;
+    grantSagaWrites(steps);
 
     const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
       retention: config.logRetentionDays as logs.RetentionDays,
@@ -93,11 +80,7 @@ export class OrderSaga extends Construct {
       definitionBody: sfn.DefinitionBody.fromFile(
         join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'),
       ),
-      definitionSubstitutions: {
-        InventoryStepsFunction: inventorySteps.functionArn,
-        PaymentsStepsFunction: paymentsSteps.functionArn,
-        OrdersStepsFunction: ordersSteps.functionArn,
-      },
+      definitionSubstitutions: { SagaStepsFunction: steps.functionArn },
       stateMachineType: sfn.StateMachineType[config.workflowType],
       tracingEnabled: true,
       logs: {
@@ -113,14 +96,12 @@ export class OrderSaga extends Construct {
       'IAM5[Resource::*]',
       'log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level permissions',
     );
-    for (const fn of [inventorySteps, paymentsSteps, ordersSteps]) {
-      acknowledgeNag(
-        this.stateMachine,
-        `IAM5[Resource::<${logicalIdOf(fn)}.Arn>:*]`,
-        'invoking the versions and aliases of this one step function',
-      );
-    }
-    for (const fn of [inventorySteps, paymentsSteps, ordersSteps]) fn.grantInvoke(this.stateMachine);
+    acknowledgeNag(
+      this.stateMachine,
+      `IAM5[Resource::<${logicalIdOf(steps)}.Arn>:*]`,
+      'invoking the versions and aliases of this one step function',
+    );
+    steps.grantInvoke(this.stateMachine);
 
     this.deadLetters = new DeadLetterQueue(this, 'StartFailures');
     new events.Rule(this, 'StartOnOrderPlaced', {
@@ -138,23 +119,20 @@ export class OrderSaga extends Construct {
     this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures');
 
     const sweeper = new ServiceFunction(this, 'Sweeper', {
-      entry: 'orders/handlers/sweeper.ts',
-      service: 'orders',
+      entry: 'saga/sweeper.ts',
+      service: SAGA_SERVICE,
       kind: 'sweeper',
       config,
       description: 'Cancels and undoes orders whose saga outlived its deadline',
       environment: {
-        ...ordersEnvironment,
+        ...sagaEnvironment,
         SWEEPER_GRACE_SECONDS: String(config.sweeperGrace.toSeconds()),
       },
       timeout: Duration.minutes(1),
       onFailure: this.sweepFailures.queue,
     }).fn;
-    grantItemReadWrites(orders.events, sweeper);
+    grantSagaWrites(sweeper);
     orders.grantPlacedIndexQuery(sweeper);
-    inventory.events.grantReadWriteData(sweeper);
-    payments.events.grantReadWriteData(sweeper);
-    accounts.events.grantReadWriteData(sweeper);
     new events.Rule(this, 'SweepLostSagas', {
       description: 'Runs the sweeper of orders past their saga deadline',
       schedule: events.Schedule.rate(Duration.minutes(1)),

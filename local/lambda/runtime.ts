@@ -161,6 +161,8 @@ export interface LambdaRuntimeOptions {
   readonly maxSandboxes?: number;
   /** An idle sandbox beyond a function's first is stopped after this long. */
   readonly idleMs?: number;
+  /** Eviction's thresholds under the total cap (see `evictFor`); tests shorten them. */
+  readonly eviction?: { readonly minIdleMs?: number; readonly lastSandboxIdleMs?: number };
   /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
   readonly dynamo?: { readonly port: number; readonly partitionKeys: Readonly<Record<string, string>> };
   /** Each function's role, which its sandbox checks its DynamoDB calls against (absent: no check). */
@@ -184,6 +186,10 @@ export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 4;
 export const DEFAULT_MAX_SANDBOXES = 12;
 /** How long an idle sandbox beyond a function's first is kept, by default (Lambda keeps them longer). */
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
+/** A sandbox idle for less than this is not taken for another function's room (see `evictFor`). */
+export const MIN_IDLE_BEFORE_EVICTION_MS = 500;
+/** A function's last sandbox is taken for another function's room only after this long idle. */
+export const LAST_SANDBOX_IDLE_MS = 10_000;
 /** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
 const RECENT_WEIGHT = 0.2;
 
@@ -230,6 +236,7 @@ export class LambdaRuntime {
   private readonly reaper: NodeJS.Timeout;
   private nextId = 0;
   private stopped = false;
+  private refillTimer: NodeJS.Timeout | undefined;
 
   constructor(
     specs: readonly FunctionSpec[],
@@ -444,17 +451,49 @@ export class LambdaRuntime {
     }
   }
 
-  /** Makes room under the total cap: stops another function's longest-idle sandbox beyond its first. */
+  /**
+   * Makes room under the total cap: stops another function's longest-idle
+   * sandbox, one beyond its first, or its last once it has been idle for
+   * LAST_SANDBOX_IDLE_MS (a function nobody calls goes cold, as on Lambda, so
+   * a scheduled one does not hold room a busy one needs). A sandbox idle for
+   * less than MIN_IDLE_BEFORE_EVICTION_MS is left alone: between two
+   * invocations of a busy function it is not spare, and taking it would only
+   * trade one cold start for another. When only such sandboxes stand in the
+   * way, the room is looked for again once they have been idle long enough.
+   */
   private evictFor(pool: Pool): boolean {
+    const now = performance.now();
     let victim: Sandbox | undefined;
+    let soonest = Number.POSITIVE_INFINITY;
     for (const other of this.pools.values()) {
-      if (other === pool || other.sandboxes.size <= 1) continue;
-      for (const s of other.idle) if (!victim || s.idleSince < victim.idleSince) victim = s;
+      if (other === pool) continue;
+      const needed =
+        other.sandboxes.size <= 1
+          ? (this.options.eviction?.lastSandboxIdleMs ?? LAST_SANDBOX_IDLE_MS)
+          : (this.options.eviction?.minIdleMs ?? MIN_IDLE_BEFORE_EVICTION_MS);
+      for (const s of other.idle) {
+        const idleFor = now - s.idleSince;
+        if (idleFor < needed) soonest = Math.min(soonest, needed - idleFor);
+        else if (!victim || s.idleSince < victim.idleSince) victim = s;
+      }
     }
-    if (!victim) return false;
+    if (!victim) {
+      if (Number.isFinite(soonest)) this.refillLater(soonest);
+      return false;
+    }
     victim.pool.stats.reclaimed++;
     this.stopSandbox(victim, false);
     return true;
+  }
+
+  /** Looks for room again for the functions that wait, after `delayMs` (one timer at a time). */
+  private refillLater(delayMs: number) {
+    if (this.refillTimer || this.stopped) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      for (const other of this.pools.values()) if (other.queue.length > other.starting) this.fill(other);
+    }, Math.ceil(delayMs) + 1);
+    this.refillTimer.unref();
   }
 
   private stopSandbox(sandbox: Sandbox, refill = true) {
@@ -582,13 +621,17 @@ export class LambdaRuntime {
   }
 
   /**
-   * How long the function's oldest waiting invocation has waited for a
-   * sandbox so far, in ms (0 when none waits): the queue's delay as measured,
-   * whatever the invocations ahead of it take.
+   * How long an invocation arriving now would wait for a sandbox, in ms: the
+   * longer of what the queue's head has waited so far and what the queue
+   * ahead of it takes to drain at the function's recent duration over the
+   * sandboxes it has (0 when a sandbox is free). The head's wait alone lags: a
+   * long queue behind a head that has waited little still means a long wait.
    */
-  queueDelayMs(functionId: string): number {
-    const head = this.pools.get(functionId)?.queue[0];
-    return head ? performance.now() - head.since : 0;
+  expectedWaitMs(functionId: string): number {
+    const pool = this.pools.get(functionId);
+    if (!pool || pool.queue.length === 0) return 0;
+    const draining = (pool.queue.length * (pool.recentMs ?? 0)) / Math.max(1, pool.sandboxes.size);
+    return Math.max(performance.now() - pool.queue[0]!.since, draining);
   }
 
   /** What admission control reads of a function's pool. */
@@ -658,6 +701,7 @@ export class LambdaRuntime {
   async stop() {
     this.stopped = true;
     clearInterval(this.reaper);
+    clearTimeout(this.refillTimer);
     const workers: Worker[] = [];
     for (const pool of this.pools.values()) {
       for (const waiter of pool.queue.splice(0)) {

@@ -1,7 +1,8 @@
 /**
  * Fault injection for Task states: before an attempt of the named state,
  * with probability `rate`, wait `delayMs` and/or fail with `error` (default
- * `Injected.Fault`) and `cause`. A rule with only a delay slows the attempt;
+ * `TransientError`, the name a saga step gives a failure worth retrying) and
+ * `cause`. A rule with only a delay slows the attempt;
  * a rule with neither a delay nor an error fails it.
  */
 export interface FaultRule {
@@ -14,7 +15,7 @@ export interface FaultRule {
   times?: number;
 }
 
-export const DEFAULT_FAULT_ERROR = 'Injected.Fault';
+export const DEFAULT_FAULT_ERROR = 'TransientError';
 
 /** Parses `"ReserveStock:error=TransientError:rate=0.2,CapturePayment:delayMs=500:rate=1"` (rate defaults to 1). */
 export function parseFaults(spec: string | undefined): FaultRule[] {

@@ -4,6 +4,7 @@ import { ACCOUNT, type Assembly, REGION, type Resolve } from '../assembly';
 import { AccessDeniedError } from '../iam';
 import { FunctionError, type LambdaRuntime } from '../lambda/runtime';
 import {
+  type AslDefinition,
   MAX_TIMEOUT_SECONDS,
   runnableDefinition,
   type StateMachineSpec,
@@ -55,6 +56,23 @@ export interface HistoryEvent {
   readonly [details: string]: unknown;
 }
 
+/** An execution as the saga console reads it. */
+export interface ConsoleExecution {
+  readonly executionArn: string;
+  readonly machine: { readonly arn: string; readonly name: string };
+  readonly name: string;
+  readonly status: ExecutionStatus;
+  readonly startDate: number;
+  readonly stopDate?: number;
+  readonly input: string;
+  readonly output?: string;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly lastState?: string;
+  readonly events: readonly HistoryEvent[];
+  readonly historyDropped?: true;
+}
+
 interface Machine extends StateMachineSpec {
   readonly tasks: ReadonlyMap<string, TaskSpec>;
   readonly interpreter: StateMachine;
@@ -74,6 +92,8 @@ interface Execution {
   cause?: string;
   readonly events: HistoryEvent[];
   historyDropped?: true;
+  /** The last state entered (one assignment per transition): the saga console tells a compensated saga by it. */
+  lastState?: string;
   /** Set at the terminal event: nothing more is recorded, no Task starts. */
   closed: boolean;
   stopRequest?: { error?: string; cause?: string };
@@ -307,6 +327,26 @@ export class LocalStepFunctions {
     return [...ids];
   }
 
+  /**
+   * The executions kept, newest first, for the saga console: read only when
+   * the page asks, as they are (one array of references per request, nothing
+   * computed per execution).
+   */
+  *executionsNewestFirst(): Generator<ConsoleExecution> {
+    const all = [...this.executions.values()];
+    for (let i = all.length - 1; i >= 0; i--) yield all[i]!;
+  }
+
+  /** One execution, with its history (unless no longer kept), for the saga console. */
+  consoleExecution(arn: string): ConsoleExecution | undefined {
+    return this.executions.get(arn);
+  }
+
+  /** A state machine's definition as deployed (read from the cloud assembly), by ARN. */
+  definitionOf(stateMachineArn: string): AslDefinition | undefined {
+    return this.machines.get(stateMachineArn)?.definition;
+  }
+
   /** Executions running now. */
   get runningCount(): number {
     return this.running.size;
@@ -462,6 +502,7 @@ export class LocalStepFunctions {
       case 'StateEntered': {
         const { name, type, input } = event.state;
         if (!execution.closed) this.stats.stateTransitions++;
+        execution.lastState = name;
         this.record(
           execution,
           `${type}StateEntered`,

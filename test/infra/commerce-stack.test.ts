@@ -23,7 +23,7 @@ describe.each(STAGES)('the %s stage', (stage) => {
 
   test('every function is Node.js 22 on arm64 with tracing and JSON logs', () => {
     const functions = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions).length).toBeGreaterThanOrEqual(10);
+    expect(Object.keys(functions).length).toBe(9);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -245,7 +245,7 @@ describe('stage config', () => {
   });
 
   test('prod reserves no more concurrency than an account at the default limit (1,000) can give', () => {
-    const counts = { api: 4, projector: 4, publisher: 1, sagaStep: 3, sweeper: 2 };
+    const counts = { api: 4, projector: 1, publisher: 1, sagaStep: 1, sweeper: 2 };
     const reserved = Object.entries(counts).reduce(
       (sum, [kind, n]) => sum + n * (STAGE_CONFIGS.prod.reservedConcurrency[kind as FunctionKind] ?? 0),
       0,
@@ -634,7 +634,7 @@ describe.each(STAGES)('least privilege on the %s stage', (stage) => {
     const routes = ofType('AWS::ApiGatewayV2::Route');
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(11);
+    expect(functions.length).toBe(9);
     for (const [fnId, fn] of functions) {
       const [roleId] = [...referencedIds(fn.Properties?.Role)];
       const wired = new Set<string>([

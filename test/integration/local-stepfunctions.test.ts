@@ -574,11 +574,7 @@ describe('construction', () => {
         Type: 'AWS::StepFunctions::StateMachine',
         Properties: {
           DefinitionString: text,
-          DefinitionSubstitutions: {
-            OrdersStepsFunction: { 'Fn::GetAtt': ['StepsFunction', 'Arn'] },
-            InventoryStepsFunction: { 'Fn::GetAtt': ['StepsFunction', 'Arn'] },
-            PaymentsStepsFunction: { 'Fn::GetAtt': ['SlowFunction', 'Arn'] },
-          },
+          DefinitionSubstitutions: { SagaStepsFunction: { 'Fn::GetAtt': ['StepsFunction', 'Arn'] } },
         },
       },
     });

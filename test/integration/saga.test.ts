@@ -116,6 +116,34 @@ describe('the order saga', () => {
     ]);
   });
 
+  test('a step that fails unexpectedly is retried twice, then its order is cancelled STEP_FAILED (not TIMEOUT) and undone', async () => {
+    await setFaults([{ state: 'CapturePayment', rate: 1, error: 'StepFailed' }]);
+    const customer = await createCustomer({ creditLimitCents: 5_000 });
+    const product = await createProduct({ stock: 4, priceCents: 1000 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'STEP_FAILED' });
+    await settles(() => stockOf(product.productId), { available: 4, reserved: 0, sold: 0 });
+    await settles(() => creditOf(customer.customerId), { availableCreditCents: 5_000 });
+    const trace = await get<Trace>(`/orders/${order.orderId}/saga`);
+    expect(trace.body.steps.find((s) => s.name === 'CapturePayment')).toMatchObject({ attempts: 3 });
+  });
+
+  test('the step function refuses input that breaks the saga’s contract as StepFailed, changing nothing', async () => {
+    const customer = await createCustomer();
+    const before = await creditOf(customer.customerId);
+    const invalid = await invokeFunction('SagaSteps', {
+      action: 'capture',
+      orderId: 'ord_contract',
+      customerId: customer.customerId,
+      items: [],
+      totalCents: -5,
+      deadline: 'tomorrow',
+    });
+    expect(invalid.error).toBe('Unhandled');
+    expect(invalid.body).toMatchObject({ errorType: 'StepFailed' });
+    expect(await creditOf(customer.customerId)).toEqual(before);
+  });
+
   test('the trace shows every retry of a step that failed transiently', async () => {
     // Two transient failures, then success: CapturePayment is attempted three times. (Only the
     // execution that claimed the order gets that far; ReserveStock runs in both of an order's.)
@@ -235,9 +263,9 @@ describe('the order saga', () => {
       totalCents: 2000,
       deadline: new Date(Date.now() + 60_000).toISOString(),
     };
-    expect((await invokeFunction('SagaInventorySteps', { ...input, action: 'reserve' })).error).toBeNull();
-    expect((await invokeFunction('SagaPaymentsSteps', { ...input, action: 'capture' })).error).toBeNull();
-    expect((await invokeFunction('SagaOrdersSteps', { ...input, action: 'confirm' })).error).toBeNull();
+    expect((await invokeFunction('SagaSteps', { ...input, action: 'reserve' })).error).toBeNull();
+    expect((await invokeFunction('SagaSteps', { ...input, action: 'capture' })).error).toBeNull();
+    expect((await invokeFunction('SagaSteps', { ...input, action: 'confirm' })).error).toBeNull();
 
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await stockOf(product.productId)).toMatchObject({ available: 8, reserved: 0, sold: 2 });
@@ -334,14 +362,12 @@ describe('the order saga', () => {
           deadline: new Date(Date.now() + 60_000).toISOString(),
           executionArn: `by-hand-${orderId}`,
         };
-        expect(
-          (await invokeFunction('SagaInventorySteps', { ...input, action: 'reserve' })).error,
-        ).toBeNull();
-        expect((await invokeFunction('SagaPaymentsSteps', { ...input, action: 'capture' })).error).toBeNull();
+        expect((await invokeFunction('SagaSteps', { ...input, action: 'reserve' })).error).toBeNull();
+        expect((await invokeFunction('SagaSteps', { ...input, action: 'capture' })).error).toBeNull();
         const cancellation = { ...input, action: 'cancel', reason: 'CONFIRMATION_FAILED' };
         await Promise.all([
-          invokeFunction('SagaOrdersSteps', { ...input, action: 'confirm' }),
-          invokeFunction('SagaOrdersSteps', cancellation),
+          invokeFunction('SagaSteps', { ...input, action: 'confirm' }),
+          invokeFunction('SagaSteps', cancellation),
         ]);
       }),
     );

@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
-import { sagaTrace } from '../../functions/orders/saga-trace';
+import { sagaTrace } from '../../functions/saga/trace';
 
 let id = 0;
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));

@@ -8,6 +8,7 @@ import {
 import { z } from 'zod';
 import { customers } from '../../accounts/store';
 import { inventoryStores } from '../../inventory/store';
+import { sagaTrace } from '../../saga/trace';
 import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
 import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
@@ -15,7 +16,6 @@ import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
 import { logger, traced } from '../../shared/powertools';
 import { type Order, type OrderPlaced, orderView, place } from '../domain';
-import { sagaTrace } from '../saga-trace';
 import { ordersStore } from '../store';
 
 const orders = ordersStore();

@@ -1,8 +1,8 @@
 import type { inventoryCommands } from '../inventory/commands';
+import { type CancellationReason, cancel, type Order } from '../orders/domain';
+import type { ordersStore } from '../orders/store';
 import type { paymentUndoing } from '../payments/commands';
 import { type AppendMeta, retryOnConflict } from '../shared/event-store';
-import { type CancellationReason, cancel, type Order } from './domain';
-import type { ordersStore } from './store';
 
 /**
  * Cancels a pending order with `reason` and undoes everything done for it, in

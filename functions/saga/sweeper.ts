@@ -1,14 +1,15 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { inventoryCommands } from '../../inventory/commands';
-import { inventorySettings } from '../../inventory/settings';
-import { inventoryStores } from '../../inventory/store';
-import { paymentUndoing } from '../../payments/commands';
-import { documents, env } from '../../shared/aws';
-import { KEY } from '../../shared/event-store';
-import { logger, metrics } from '../../shared/powertools';
-import { orderCancellation } from '../cancellation';
-import { FINAL_FROM_VERSION } from '../domain';
-import { ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../store';
+import { inventoryCommands } from '../inventory/commands';
+import { inventorySettings } from '../inventory/settings';
+import { inventoryStores } from '../inventory/store';
+import { FINAL_FROM_VERSION } from '../orders/domain';
+import { ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders/store';
+import { paymentUndoing } from '../payments/commands';
+import { documents, env } from '../shared/aws';
+import { KEY } from '../shared/event-store';
+import { logger, metrics } from '../shared/powertools';
+import { orderCancellation } from './cancellation';
+import { SAGA_METRICS } from './metrics';
 
 const orders = ordersStore();
 const inventory = inventoryCommands(inventoryStores(), inventorySettings());
@@ -47,7 +48,7 @@ export const handler = async (scheduled?: { time?: string }): Promise<{ swept: n
     if (await sweep(orderId, now)) swept++;
   }
   if (swept > 0) logger.warn('orders swept past their deadline', { swept });
-  metrics.addMetric('SagasSwept', 'Count', swept);
+  metrics.addMetric(SAGA_METRICS.swept, 'Count', swept);
   metrics.publishStoredMetrics();
   return { swept };
 };

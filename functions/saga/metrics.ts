@@ -1,0 +1,32 @@
+import type { CancellationReason } from '../orders/domain';
+
+/**
+ * The saga's EMF metrics, by name, for the functions that emit them and the
+ * dashboard and alarms that watch them (lib/observability.ts): renaming one
+ * side renames both.
+ */
+export const SAGA_SERVICE = 'saga';
+
+export const SAGA_METRICS = {
+  started: 'SagaStarted',
+  confirmed: 'SagaConfirmed',
+  cancelled: 'SagaCancelled',
+  /** Dimensioned by `reason`. */
+  cancelledByReason: 'SagaCancelledByReason',
+  durationMs: 'SagaDurationMs',
+  /** A compensation step failed (the state machine retries it until it succeeds). */
+  compensationFailures: 'SagaCompensationFailures',
+  /** A forward step failed unexpectedly (a bug or a broken contract): the order ends STEP_FAILED. */
+  stepFailures: 'SagaStepFailures',
+  /** Orders the sweeper cancelled because their saga was lost. */
+  swept: 'SagasSwept',
+} as const;
+
+/** Why sagas end in cancellation, as an operator reads it. */
+export const CANCELLATION_LABELS: Record<CancellationReason, string> = {
+  OUT_OF_STOCK: 'out of stock',
+  PAYMENT_DECLINED: 'payment declined',
+  CONFIRMATION_FAILED: 'confirmation failed',
+  TIMEOUT: 'timed out',
+  STEP_FAILED: 'a step failed',
+};

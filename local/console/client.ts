@@ -1,0 +1,332 @@
+// The saga console's page script (bundled by esbuild when the page is first asked for).
+// It polls while the page is visible: the list every 2 s, the chosen execution every second while it runs.
+import type { ConsoleStatus, ExecutionRow, GraphNode, StateGraph, StateResult } from './saga-view';
+
+interface ListAnswer {
+  executions: (ExecutionRow & { machine: string })[];
+  matched: number;
+  total: number;
+  running: number;
+  deadLetters: Record<string, number>;
+}
+
+interface DetailAnswer {
+  execution: ExecutionRow & {
+    machine: string;
+    input: string;
+    output?: string;
+    error?: string;
+    cause?: string;
+    historyKept: boolean;
+  };
+  graph: StateGraph;
+  states: Record<string, StateResult>;
+}
+
+const API = '/_local/console/api';
+const SVG = 'http://www.w3.org/2000/svg';
+
+let selectedArn: string | undefined = decodeURIComponent(location.hash.slice(1)) || undefined;
+let selectedState: string | undefined;
+let detail: DetailAnswer | undefined;
+
+const $ = <T extends Element>(selector: string) => document.querySelector<T>(selector)!;
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  node.append(...children);
+  return node;
+}
+
+function svg(tag: string, attributes: Record<string, string | number>, ...children: (Node | string)[]) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+  node.append(...children);
+  return node;
+}
+
+const time = (ms: number) => new Date(ms).toLocaleTimeString([], { hour12: false });
+const duration = (ms: number | undefined) =>
+  ms === undefined
+    ? ''
+    : ms < 1000
+      ? `${Math.round(ms)} ms`
+      : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+
+function pretty(json: string | undefined): string {
+  if (json === undefined) return '';
+  try {
+    return JSON.stringify(JSON.parse(json), null, 2);
+  } catch {
+    return json;
+  }
+}
+
+const statusBadge = (status: ConsoleStatus) => element('span', { class: `status ${status}` }, status);
+
+async function getJson<T>(path: string): Promise<T> {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  return (await response.json()) as T;
+}
+
+let listRequests = 0;
+
+async function refreshList() {
+  const status = $<HTMLSelectElement>('#status-filter').value;
+  const text = $<HTMLInputElement>('#text-filter').value.trim();
+  const query = new URLSearchParams({ ...(status ? { status } : {}), ...(text ? { q: text } : {}) });
+  const request = ++listRequests;
+  const list = await getJson<ListAnswer>(`${API}/executions?${query}`);
+  // A slower answer to an older filter must not replace a newer one.
+  if (request !== listRequests) return;
+  const rows = list.executions.map((e) => {
+    const row = element(
+      'tr',
+      { 'data-execution-arn': e.executionArn, 'data-status': e.status },
+      element('td', {}, time(e.startDate)),
+      element('td', {}, statusBadge(e.status)),
+      element('td', { class: 'order', title: e.orderId ?? e.name }, e.orderId ?? e.name),
+      element('td', {}, duration(e.durationMs)),
+      e.reason
+        ? element('td', { class: 'reason' }, e.reason)
+        : element('td', { class: 'muted', title: 'the state it ended in' }, e.endState ?? ''),
+    );
+    if (e.executionArn === selectedArn) row.classList.add('selected');
+    row.addEventListener('click', () => select(e.executionArn));
+    return row;
+  });
+  $('#executions tbody').replaceChildren(...rows);
+  // Which filter the rows answer (what a test waits for).
+  $('#executions').setAttribute('data-filter', `${status}|${text}`);
+  $('#count').textContent =
+    `${list.executions.length} shown of ${list.matched} matching, ${list.total} kept, ${list.running} running`;
+  $('#machine').textContent = [...new Set(list.executions.map((e) => e.machine))].join(', ');
+  $('#dead-letters').replaceChildren(
+    ...Object.entries(list.deadLetters).map(([queue, depth]) =>
+      element(
+        'span',
+        { class: depth > 0 ? 'dlq nonzero' : 'dlq', 'data-queue': queue, 'data-depth': String(depth) },
+        `${queue}: ${depth}`,
+      ),
+    ),
+  );
+}
+
+function select(arn: string) {
+  if (arn !== selectedArn) selectedState = undefined;
+  selectedArn = arn;
+  history.replaceState(null, '', `#${encodeURIComponent(arn)}`);
+  for (const row of document.querySelectorAll('#executions tbody tr')) {
+    row.classList.toggle('selected', row.getAttribute('data-execution-arn') === arn);
+  }
+  void refreshDetail();
+}
+
+async function refreshDetail() {
+  if (!selectedArn) return;
+  const arn = selectedArn;
+  const answer = await getJson<DetailAnswer>(`${API}/execution?arn=${encodeURIComponent(arn)}`);
+  if (arn !== selectedArn) return;
+  detail = answer;
+  const e = answer.execution;
+  $('#summary').replaceChildren(
+    statusBadge(e.status),
+    ` ${e.orderId ?? e.name} · started ${time(e.startDate)} · ${duration(e.durationMs)}`,
+    e.reason ? ` · ${e.reason}` : '',
+    e.historyKept ? '' : ' · history no longer kept',
+  );
+  $('#summary').setAttribute('data-status', e.status);
+  $('#summary').classList.remove('muted');
+  drawGraph(answer.graph, answer.states);
+  showState();
+}
+
+function drawGraph(graph: StateGraph, states: Record<string, StateResult>) {
+  const w = graph.nodeWidth;
+  const h = graph.nodeHeight;
+  const byName = new Map(graph.nodes.map((n) => [n.name, n]));
+  const reached = (name: string) => (states[name]?.outcome ?? 'not-reached') !== 'not-reached';
+  const edges = graph.edges.map((edge) => {
+    const from = byName.get(edge.from)!;
+    const to = byName.get(edge.to)!;
+    const d = edgePath(from, to, edge.kind, w, h);
+    const taken = reached(edge.from) && reached(edge.to);
+    return svg(
+      'path',
+      {
+        class: `edge ${edge.kind}${taken ? ' taken' : ''}`,
+        d,
+        'marker-end': 'url(#arrow)',
+      },
+      svg('title', {}, `${edge.from} → ${edge.to}${edge.label ? ` (${edge.label})` : ''}`),
+    );
+  });
+  const nodes = graph.nodes.map((node) => {
+    const result = states[node.name];
+    const outcome = result?.outcome ?? 'not-reached';
+    const attempts = result?.attempts.length ?? 0;
+    const sub = [node.type, attempts > 1 ? `${attempts} attempts` : '', duration(spent(result))]
+      .filter(Boolean)
+      .join(' · ');
+    const group = svg(
+      'g',
+      {
+        class: `state${node.name === selectedState ? ' selected' : ''}`,
+        'data-state': node.name,
+        'data-outcome': outcome,
+        transform: `translate(${node.x},${node.y})`,
+      },
+      svg('rect', { width: w, height: h, rx: 6 }),
+      svg(
+        'text',
+        {
+          x: w / 2,
+          y: 18,
+          'text-anchor': 'middle',
+          'font-weight': 600,
+          // A long name is squeezed into its box rather than spilling over the next one.
+          ...(node.name.length > 19 ? { textLength: w - 12, lengthAdjust: 'spacingAndGlyphs' } : {}),
+        },
+        node.name,
+      ),
+      svg('text', { x: w / 2, y: 34, 'text-anchor': 'middle', 'font-size': 10.5 }, sub),
+      svg('title', {}, `${node.name} (${node.type}): ${outcome}${node.comment ? `\n${node.comment}` : ''}`),
+    );
+    group.addEventListener('click', () => {
+      selectedState = node.name;
+      for (const g of document.querySelectorAll('g.state')) {
+        g.classList.toggle('selected', g.getAttribute('data-state') === node.name);
+      }
+      showState();
+    });
+    return group;
+  });
+  const marker = svg(
+    'marker',
+    { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' },
+    svg('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#7b838d' }),
+  );
+  $('#graph').replaceChildren(
+    svg(
+      'svg',
+      { width: graph.width, height: graph.height, viewBox: `0 0 ${graph.width} ${graph.height}` },
+      svg('defs', {}, marker),
+      ...edges,
+      ...nodes,
+    ),
+  );
+}
+
+/**
+ * A transition downwards leaves a box's bottom for the next one's top, a Catch its right side (apart
+ * from the main flow); a loop goes round the right side.
+ */
+function edgePath(from: GraphNode, to: GraphNode, kind: string, w: number, h: number): string {
+  if (to.y > from.y) {
+    const [x1, y1] = kind === 'catch' ? [from.x + w, from.y + h / 2] : [from.x + w / 2, from.y + h];
+    const [x2, y2] = [to.x + w / 2, to.y];
+    const bend = Math.max(20, (y2 - y1) / 2);
+    return kind === 'catch'
+      ? `M${x1},${y1} C${x1 + Math.max(30, (x2 - x1) / 2)},${y1} ${x2},${y2 - bend} ${x2},${y2}`
+      : `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
+  }
+  const [x1, y1, x2, y2] = [from.x + w, from.y + h / 2, to.x + w, to.y + h / 2];
+  const out = Math.max(x1, x2) + 30;
+  return `M${x1},${y1} C${out},${y1} ${out},${y2} ${x2},${y2}`;
+}
+
+function spent(result: StateResult | undefined): number | undefined {
+  if (!result?.enteredAt) return undefined;
+  return (
+    (result.exitedAt ?? (result.outcome === 'running' ? Date.now() : result.enteredAt)) - result.enteredAt
+  );
+}
+
+function showState() {
+  const panel = $('#state-detail');
+  if (!detail || !selectedState) {
+    panel.replaceChildren(
+      element('p', { class: 'muted' }, 'Click a state for its attempts, input and output.'),
+    );
+    return;
+  }
+  const result = detail.states[selectedState];
+  const node = detail.graph.nodes.find((n) => n.name === selectedState);
+  if (!result || !node) return;
+  const block = (title: string, json: string | undefined) =>
+    json === undefined ? [] : [element('h3', {}, title), element('pre', {}, pretty(json))];
+  const attempts = result.attempts.map((a) =>
+    element(
+      'tr',
+      {},
+      element('td', {}, String(a.number)),
+      element('td', {}, time(a.startedAt)),
+      element('td', {}, duration(a.endedAt === undefined ? undefined : a.endedAt - a.startedAt)),
+      element('td', {}, a.outcome),
+      element('td', {}, a.error ?? ''),
+    ),
+  );
+  panel.replaceChildren(
+    element('h3', { 'data-state-detail': node.name }, `${node.name} · ${node.type} · ${result.outcome}`),
+    element(
+      'p',
+      {},
+      result.enteredAt === undefined
+        ? 'Not reached.'
+        : `Entered ${time(result.enteredAt)}${result.exitedAt ? `, left ${time(result.exitedAt)}` : ''} (${duration(spent(result))})` +
+            (result.visits > 1 ? `, ${result.visits} visits (the last shown)` : ''),
+    ),
+    ...(attempts.length === 0
+      ? []
+      : [
+          element('h3', {}, 'Attempts'),
+          element(
+            'table',
+            { class: 'attempts' },
+            element(
+              'thead',
+              {},
+              element(
+                'tr',
+                {},
+                ...['#', 'Started', 'Took', 'Outcome', 'Error'].map((t) => element('th', {}, t)),
+              ),
+            ),
+            element('tbody', {}, ...attempts),
+          ),
+        ]),
+    ...(result.error
+      ? [
+          element('h3', {}, 'Error'),
+          element('pre', {}, `${result.error.error}\n${pretty(result.error.cause) || ''}`.trim()),
+        ]
+      : []),
+    ...block('Input', result.input),
+    ...block('Output', result.output),
+  );
+}
+
+let listTimer: ReturnType<typeof setTimeout> | undefined;
+const refreshListSoon = (delayMs: number) => {
+  clearTimeout(listTimer);
+  listTimer = setTimeout(() => void refreshList().catch(() => undefined), delayMs);
+};
+$('#status-filter').addEventListener('change', () => refreshListSoon(0));
+$('#text-filter').addEventListener('input', () => refreshListSoon(200));
+
+// Live: nothing is asked while the page is hidden.
+setInterval(() => {
+  if (!document.hidden) void refreshList().catch(() => undefined);
+}, 2000);
+setInterval(() => {
+  if (!document.hidden && detail?.execution.status === 'RUNNING') void refreshDetail().catch(() => undefined);
+}, 1000);
+void refreshList();
+if (selectedArn) void refreshDetail();
+else showState();

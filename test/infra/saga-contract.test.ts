@@ -1,0 +1,186 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  REASON_OF,
+  STEP_ERRORS,
+  STEP_INPUTS,
+  STEP_OUTCOMES,
+  STEP_OUTPUTS,
+  type StepAction,
+  TRANSIENT_ERROR,
+  UNEXPECTED_ERROR,
+} from '../../functions/saga/contract';
+
+/** The saga's state machine, as the CDK loads it (`DefinitionBody.fromFile`). */
+interface Retrier {
+  ErrorEquals: string[];
+  MaxAttempts?: number;
+}
+interface Catcher {
+  ErrorEquals: string[];
+  Next: string;
+}
+interface State {
+  Type: string;
+  Next?: string;
+  Parameters?: { FunctionName?: string; Payload?: Record<string, unknown> };
+  ResultPath?: string;
+  ResultSelector?: Record<string, string>;
+  Result?: { reason?: string };
+  Retry?: Retrier[];
+  Catch?: Catcher[];
+}
+const asl = JSON.parse(
+  readFileSync(join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'), 'utf8'),
+) as { States: Record<string, State> };
+const tasks = Object.entries(asl.States).filter(([, s]) => s.Type === 'Task');
+const actionOf = (state: State) => state.Parameters?.Payload?.action as StepAction;
+
+/** Errors that AWS itself raises around a Lambda Task: the only names besides the contract's. */
+const AWS_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'Lambda.Unknown',
+  'States.Timeout',
+  'States.ALL',
+  'Sandbox.Timedout',
+  'Runtime.ExitError',
+];
+
+/** Evaluates the plain paths the saga uses (`$.a.b`, `$$.Execution.Id`) against a state's input. */
+function valueAt(path: string, input: unknown, context: unknown): unknown {
+  const [root, ...keys] = path.split('.');
+  let value = root === '$$' ? context : input;
+  for (const key of keys) value = (value as Record<string, unknown> | undefined)?.[key];
+  return value;
+}
+
+function payloadFor(state: State, input: unknown, context: unknown) {
+  return Object.fromEntries(
+    Object.entries(state.Parameters?.Payload ?? {}).map(([key, value]) =>
+      key.endsWith('.$') ? [key.slice(0, -2), valueAt(String(value), input, context)] : [key, value],
+    ),
+  );
+}
+
+/** The input every Task sees on the way to confirmation: the OrderPlaced event and the results before it. */
+const orderPlaced = {
+  detail: {
+    type: 'OrderPlaced',
+    correlationId: 'corr-1',
+    data: {
+      orderId: 'ord_1',
+      customerId: 'cus_1',
+      items: [{ productId: 'prd_1', quantity: 2, priceCents: 500 }],
+      totalCents: 1000,
+      deadline: '2026-01-01T00:00:30.000Z',
+      placedAt: '2026-01-01T00:00:00.000Z',
+    },
+  },
+};
+const reserved = {
+  proceed: true,
+  order: {
+    state: { orderId: 'ord_1', status: 'PENDING', items: orderPlaced.detail.data.items },
+    version: 2,
+  },
+  shards: [
+    {
+      productId: 'prd_1',
+      shard: 0,
+      version: 3,
+      state: { available: 8, reserved: 2, sold: 0, received: 10 },
+    },
+  ],
+};
+const stateInput = {
+  ...orderPlaced,
+  reservation: { result: reserved },
+  payment: { result: { paymentId: 'pay_1' } },
+  cancellation: { reason: 'TIMEOUT' },
+};
+const context = { Execution: { Id: 'arn:aws:states:us-east-1:000000000000:execution:saga:ord_1' } };
+
+describe('the saga state machine keeps the steps’ contract', () => {
+  test('every Task invokes the saga’s step function with an action the contract knows', () => {
+    expect(tasks.map(([name]) => name).sort()).toEqual([
+      'CancelOrder',
+      'CapturePayment',
+      'ConfirmOrder',
+      'ReserveStock',
+    ]);
+    for (const [, state] of tasks) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the ASL's definition substitution, as written
+      expect(state.Parameters?.FunctionName).toBe('${SagaStepsFunction}');
+      expect(Object.keys(STEP_INPUTS)).toContain(actionOf(state));
+    }
+  });
+
+  test.each(tasks)('%s sends an input its step accepts, and nothing the step does not read', (_, state) => {
+    const schema = STEP_INPUTS[actionOf(state)];
+    const payload = payloadFor(state, stateInput, context);
+    expect(schema.safeParse(payload).error?.issues ?? []).toEqual([]);
+    expect(Object.keys(payload).sort()).toEqual(
+      Object.keys(schema.shape)
+        .filter(
+          (k) => k in payload || !schema.shape[k as keyof typeof schema.shape].safeParse(undefined).success,
+        )
+        .sort(),
+    );
+  });
+
+  test('what ReserveStock answers is what ConfirmOrder is handed', () => {
+    expect(STEP_OUTPUTS.reserve.safeParse(reserved).success).toBe(true);
+    const confirm = asl.States.ConfirmOrder!;
+    const payload = STEP_INPUTS.confirm.parse(payloadFor(confirm, stateInput, context));
+    expect(payload.order).toEqual(reserved.order);
+    expect(payload.shards).toEqual(reserved.shards);
+    // The results land where the next states read them.
+    expect(asl.States.ReserveStock!.ResultPath).toBe('$.reservation');
+    expect(asl.States.ReserveStock!.ResultSelector).toEqual({ 'result.$': '$.Payload' });
+  });
+
+  test('no Retry or Catch names an error that neither the steps nor AWS raise', () => {
+    const known = new Set<string>([...STEP_ERRORS, ...AWS_ERRORS]);
+    for (const [, state] of tasks) {
+      for (const rule of [...(state.Retry ?? []), ...(state.Catch ?? [])]) {
+        for (const name of rule.ErrorEquals) expect(known).toContain(name);
+      }
+    }
+  });
+
+  describe.each(tasks.filter(([, s]) => actionOf(s) !== 'cancel'))('forward step %s', (_, state) => {
+    const retried = (name: string) => state.Retry?.find((r) => r.ErrorEquals.includes(name));
+    const caughtBy = (name: string) =>
+      state.Catch?.find((c) => c.ErrorEquals.includes(name) || c.ErrorEquals.includes('States.ALL'));
+    const reasonAfter = (next: string | undefined) => next && asl.States[next]?.Result?.reason;
+
+    test('retries transient failures and never a business outcome', () => {
+      expect(retried(TRANSIENT_ERROR)).toBeDefined();
+      for (const outcome of STEP_OUTCOMES[actionOf(state)]) expect(retried(outcome)).toBeUndefined();
+    });
+
+    test('cancels each business outcome with its reason', () => {
+      for (const outcome of STEP_OUTCOMES[actionOf(state)]) {
+        expect([outcome, reasonAfter(caughtBy(outcome)?.Next)]).toEqual([outcome, REASON_OF[outcome]]);
+      }
+    });
+
+    test('retries an unexpected failure a bounded number of times, then cancels it STEP_FAILED, never TIMEOUT', () => {
+      const retry = retried(UNEXPECTED_ERROR);
+      expect(retry?.MaxAttempts).toBeGreaterThan(0);
+      expect(retry?.MaxAttempts).toBeLessThanOrEqual(3);
+      const catcher = state.Catch?.find((c) => c.ErrorEquals.includes(UNEXPECTED_ERROR));
+      expect(reasonAfter(catcher?.Next)).toBe('STEP_FAILED');
+    });
+  });
+
+  test('the compensation retries whatever fails until it succeeds, and catches nothing', () => {
+    const cancel = asl.States.CancelOrder!;
+    expect(cancel.Retry?.[0]?.ErrorEquals).toEqual(['States.ALL']);
+    expect(cancel.Retry?.[0]?.MaxAttempts).toBeGreaterThanOrEqual(50);
+    expect(cancel.Catch).toBeUndefined();
+  });
+});
