@@ -141,14 +141,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       // each sandbox meters its own calls for the counters, instead of this process proxying them.
       AWS_ENDPOINT_URL_DYNAMODB: dynamoLocal.endpoint,
       AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamoLocal.endpoint,
-      AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       // No X-Ray daemon runs locally: traces would only be dropped.
       POWERTOOLS_TRACE_ENABLED: 'false',
       AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
     }).map((spec) => ({
       ...spec,
-      // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it.
+      // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it
+      // (DynamoDB Local runs with -sharedDb, so the key does not split its data).
       environment: { ...spec.environment, AWS_ACCESS_KEY_ID: spec.logicalId },
     }));
     const runtime = new LambdaRuntime(specs, join(workDir, 'logs'), {
