@@ -31,7 +31,7 @@ const streams = new Map(
 );
 const principals = new LocalPrincipals(assembly, resolver(assembly, streams));
 const functionId = Object.keys(assembly.template.Resources).find((id) =>
-  id.startsWith('SagaOrdersStepsFunction'),
+  id.startsWith('SagaStepsFunction'),
 )!;
 const table = Object.keys(assembly.template.Resources).find((id) => id.startsWith('OrdersEventsTable'))!;
 const other = Object.keys(assembly.template.Resources).find((id) => id.startsWith('InventoryEventsTable'))!;
