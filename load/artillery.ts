@@ -8,8 +8,9 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
+import { withThisNode } from '../local/this-node';
 import type { ProcessorSettings } from './processor';
-import { EXPECTED_STATUS, OPERATIONS, type Operation, type Profile } from './profiles';
+import { expectedStatuses, OPERATIONS, type Operation, type Profile } from './profiles';
 
 export const LOAD_DIR = __dirname;
 const ARTILLERY = join(LOAD_DIR, 'node_modules', '.bin', 'artillery');
@@ -45,8 +46,9 @@ export function artilleryScript(profile: Profile, rate: number, target: string) 
   return {
     config: {
       target,
-      // A request unanswered after 10 s is an error (ETIMEDOUT), so a level always ends.
-      http: { timeout: 10 },
+      // A request unanswered after 10 s is an error (ETIMEDOUT), so a level always ends; an order sent
+      // with `Prefer: wait=N` may take N s more by design.
+      http: { timeout: 10 + (profile.waitSeconds ?? 0) },
       phases: [
         {
           name: `${rate}/s`,
@@ -126,6 +128,8 @@ export async function runArtillery(options: {
   settings: ProcessorSettings;
   durationSeconds: number;
   sagaLimitSeconds: number;
+  /** `Prefer: wait=N` on the orders: their requests may take N s longer. */
+  waitSeconds?: number;
 }): Promise<ArtilleryReport> {
   if (!existsSync(ARTILLERY))
     throw new Error('Artillery is not installed: run `npm ci` (its postinstall installs load/)');
@@ -138,7 +142,7 @@ export async function runArtillery(options: {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node22',
     logLevel: 'warning',
   });
   writeFileSync(scriptFile, JSON.stringify(options.script, null, 2));
@@ -147,13 +151,15 @@ export async function runArtillery(options: {
   const child = spawn(ARTILLERY, ['run', '--output', output, scriptFile], {
     cwd: options.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOAD_SETTINGS: settingsFile, ARTILLERY_DISABLE_TELEMETRY: 'true' },
+    // Artillery sends telemetry (a fetch to PostHog) on every run unless this variable is set: a run calls only the target.
+    env: withThisNode({ ...process.env, LOAD_SETTINGS: settingsFile, ARTILLERY_DISABLE_TELEMETRY: 'true' }),
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   // Past its phase a level only drains: each request ends within its 10 s timeout and a followed saga
   // within its limit (plus one poll's timeout). Artillery's own start is slow on a loaded machine.
-  const limitMs = (options.durationSeconds + options.sagaLimitSeconds + 10 + 10 + 120) * 1000;
+  const requestTimeout = 10 + (options.waitSeconds ?? 0);
+  const limitMs = (options.durationSeconds + options.sagaLimitSeconds + requestTimeout + 10 + 120) * 1000;
   const timer = setTimeout(() => child.kill('SIGTERM'), limitMs);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(timer);
@@ -186,6 +192,8 @@ export interface LevelMetrics {
   readonly saga: {
     readonly followed: number;
     readonly endToEnd: Summary | undefined;
+    /** Followed orders answered `201` final by a waited `POST` (`--wait`), measured with no poll. */
+    readonly answeredFinal: number;
     readonly missedLimit: number;
     readonly outcomes: Record<string, number>;
   };
@@ -198,7 +206,10 @@ export function levelMetrics(
   period: ArtilleryPeriod,
   targetRate: number,
   durationSeconds: number,
+  waitSeconds?: number,
 ): LevelMetrics {
+  const unexpectedStatus = (op: Operation, status: string) =>
+    !expectedStatuses(op, waitSeconds).includes(Number(status));
   const c = (name: string) => period.counters[name] ?? 0;
   const withPrefix = (prefix: string) =>
     Object.fromEntries(
@@ -210,7 +221,7 @@ export function levelMetrics(
     (Object.keys(OPERATIONS) as Operation[]).map((op) => {
       const statuses = withPrefix(`${PLUGIN}.${op}.codes.`);
       const unexpected = Object.entries(statuses)
-        .filter(([status]) => Number(status) !== EXPECTED_STATUS[op])
+        .filter(([status]) => unexpectedStatus(op, status))
         .reduce((sum, [, n]) => sum + n, 0);
       const networkErrors = Object.values(withPrefix(`${PLUGIN}.${op}.errors.`)).reduce((a, b) => a + b, 0);
       return [
@@ -224,7 +235,7 @@ export function levelMetrics(
   for (const [kind, n] of Object.entries(withPrefix('errors.'))) byKind[kind] = n;
   for (const [op, m] of Object.entries(operations))
     for (const [status, n] of Object.entries(m.statuses))
-      if (Number(status) !== EXPECTED_STATUS[op as Operation]) byKind[`${op} ${status}`] = n;
+      if (unexpectedStatus(op as Operation, status)) byKind[`${op} ${status}`] = n;
   const total = Object.values(byKind).reduce((a, b) => a + b, 0);
 
   const elapsedSeconds = Math.max(durationSeconds, (period.lastMetricAt - period.firstMetricAt) / 1000);
@@ -249,6 +260,7 @@ export function levelMetrics(
     saga: {
       followed: c('saga.followed'),
       endToEnd: period.summaries['saga.end_to_end'],
+      answeredFinal: c('saga.answered_final'),
       missedLimit: c('saga.missed_limit'),
       outcomes: withPrefix('saga.outcome.'),
     },

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_INVARIANT_OPTIONS } from './invariants';
-import { PROFILES, type Profile } from './profiles';
+import { PROFILES, type Profile, waitOption } from './profiles';
 import { runProfile } from './run';
 import { DEFAULT_SEED, seed, writeSeed } from './seed';
 import type { Target } from './target';
@@ -25,6 +25,7 @@ const { values, positionals } = parseArgs({
     stock: { type: 'string' },
     'saga-deadline-seconds': { type: 'string' },
     'final-grace-seconds': { type: 'string' },
+    wait: { type: 'string' },
   },
 });
 
@@ -66,6 +67,7 @@ async function main() {
     ...base,
     ...(values.levels ? { levels: values.levels.split(',').map((l) => positive('levels', l)) } : {}),
     ...(values.duration ? { durationSeconds: positive('duration', values.duration) } : {}),
+    ...(values.wait ? { waitSeconds: waitOption(values.wait) } : {}),
   };
   if (!target.awsEndpoint)
     console.log('no --aws-endpoint (or LOCAL_AWS_ENDPOINT): no counters, so resources and cost will be n/a');

@@ -4,7 +4,8 @@
  * seeded ids, builds the request bodies, writes every placed order to the
  * run's ledger (the invariant checks read it afterwards), and measures the
  * saga end to end for the orders chosen to be followed: placed → the first
- * poll that sees the order final.
+ * poll that sees the order final, or (with `waitSeconds`, orders sent with
+ * `Prefer: wait=N`) placed → the POST's own answer when it is `201` final.
  *
  * Its settings come from the file named by LOAD_SETTINGS, written by the
  * runner for each level (see artillery.ts).
@@ -22,6 +23,8 @@ export interface ProcessorSettings {
   readonly sagaLimitMs: number;
   /** JSON lines, one per placed order. */
   readonly ledgerFile: string;
+  /** Orders are sent with `Prefer: wait=N`; unset, without the header. */
+  readonly waitSeconds?: number;
 }
 
 /**
@@ -113,6 +116,8 @@ export function newOrder(params: RequestParams, context: Context, _events: Event
   params.json = { customerId, items };
   const idempotencyKey = randomUUID();
   withIdempotencyKey(params, idempotencyKey);
+  if (settings.waitSeconds !== undefined)
+    params.headers = { ...params.headers, ...preferWait(settings.waitSeconds) };
   const sent: LedgerLine = { idempotencyKey, customerId, items, placedAt: Date.now() };
   appendFileSync(settings.ledgerFile, `${JSON.stringify(sent)}\n`);
   context.vars.order = sent;
@@ -121,6 +126,22 @@ export function newOrder(params: RequestParams, context: Context, _events: Event
   next();
 }
 
+/** The header of an order sent with `--wait N`. */
+export const preferWait = (seconds: number) => ({ prefer: `wait=${seconds}` });
+
+/** The end of a followed saga: how long from placing the order until it was seen final, and how it ended. */
+function sagaEnded(order: Record<string, unknown>, context: Context, events: Events) {
+  const elapsed = Date.now() - Number(context.vars.placedAt);
+  context.vars.polling = 0;
+  events.emit('histogram', 'saga.end_to_end', elapsed);
+  const reason = typeof order.cancellationReason === 'string' ? `.${order.cancellationReason}` : '';
+  events.emit('counter', `saga.outcome.${String(order.status)}${reason}`, 1);
+  if (elapsed > settings.sagaLimitMs) events.emit('counter', 'saga.missed_limit', 1);
+}
+
+const isFinal = (order: Record<string, unknown>) =>
+  order.status === 'CONFIRMED' || order.status === 'CANCELLED';
+
 export function orderPlaced(
   _params: RequestParams,
   response: Response,
@@ -128,14 +149,21 @@ export function orderPlaced(
   events: Events,
   next: Next,
 ) {
-  const orderId = parse(response.body).orderId;
-  if (response.statusCode !== 202 || typeof orderId !== 'string') return next();
+  const order = parse(response.body);
+  const orderId = order.orderId;
+  // 201 only answers an order sent with `Prefer: wait=N` whose saga ended within N s: it is final.
+  const answeredFinal = response.statusCode === 201 && isFinal(order);
+  if ((response.statusCode !== 202 && !answeredFinal) || typeof orderId !== 'string') return next();
   const line: LedgerLine = { ...(context.vars.order as LedgerLine), orderId };
   appendFileSync(settings.ledgerFile, `${JSON.stringify(line)}\n`);
   context.vars.orderId = orderId;
+  // Chosen before its answer is looked at, so that the followed orders stay a fair sample of all of them.
   if (Math.random() < settings.pollFraction) {
-    context.vars.polling = 1;
     events.emit('counter', 'saga.followed', 1);
+    if (answeredFinal) {
+      events.emit('counter', 'saga.answered_final', 1);
+      sagaEnded(order, context, events);
+    } else context.vars.polling = 1;
   }
   next();
 }
@@ -156,11 +184,7 @@ export function orderPolled(
   const elapsed = Date.now() - Number(context.vars.placedAt);
   const order = parse(response.body);
   if (response.statusCode === 200 && order.status !== 'PENDING' && typeof order.status === 'string') {
-    context.vars.polling = 0;
-    events.emit('histogram', 'saga.end_to_end', elapsed);
-    const reason = typeof order.cancellationReason === 'string' ? `.${order.cancellationReason}` : '';
-    events.emit('counter', `saga.outcome.${order.status}${reason}`, 1);
-    if (elapsed > settings.sagaLimitMs) events.emit('counter', 'saga.missed_limit', 1);
+    sagaEnded(order, context, events);
   } else if (elapsed > settings.sagaLimitMs) {
     context.vars.polling = 0;
     events.emit('counter', 'saga.missed_limit', 1);

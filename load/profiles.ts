@@ -19,6 +19,11 @@ export interface Profile {
   };
   /** Share of placed orders polled until final. */
   readonly pollFraction: number;
+  /**
+   * Orders are sent with `Prefer: wait=N` (`--wait N`, 1–10): an order whose saga ends within N s is
+   * answered `201` final, and a followed one is then measured from that answer, with no poll.
+   */
+  readonly waitSeconds?: number;
   readonly pollIntervalMs: number;
   /** A followed saga counts as missing the limit if not seen final within it. */
   readonly sagaLimitSeconds: number;
@@ -78,6 +83,14 @@ export const PROFILES: Readonly<Record<Profile['name'], Profile>> = {
   },
 };
 
+/** `--wait N`: the contract's `Prefer: wait=N` takes whole seconds from 1 to 10. */
+export function waitOption(value: string): number {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n < 1 || n > 10)
+    throw new Error(`--wait must be a whole number of seconds from 1 to 10, not ${value}`);
+  return n;
+}
+
 /** The operations as the report names them (Artillery request names). */
 export const OPERATIONS = {
   place_order: 'POST /orders',
@@ -94,3 +107,7 @@ export const EXPECTED_STATUS: Readonly<Record<Operation, number>> = {
   create_customer: 201,
   get_order: 200,
 };
+
+/** The statuses of an operation that count as working in a run; with `--wait`, an order may also be `201` (final). */
+export const expectedStatuses = (op: Operation, waitSeconds: number | undefined): readonly number[] =>
+  op === 'place_order' && waitSeconds !== undefined ? [201, EXPECTED_STATUS[op]] : [EXPECTED_STATUS[op]];

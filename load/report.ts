@@ -378,7 +378,7 @@ export function writeReport(dir: string, run: RunResult): string {
     `- Result: **${run.failures.length === 0 ? 'passed' : 'FAILED'}**${run.failures.map((f) => `\n  - ${f}`).join('')}`,
     `- Target: ${run.target.api}${run.target.awsEndpoint ? ` (local cloud; counters from ${run.target.awsEndpoint})` : ''}`,
     `- From ${run.startedAt} to ${run.finishedAt}, on ${run.machine}`,
-    `- Workload: ${p.description}; each iteration one operation — place an order of 1–3 items ${p.weights.placeOrder}%, reserve one unit ${p.weights.reserveStock}%, create a customer ${p.weights.createCustomer}%; ${Math.round(p.pollFraction * 100)}% of placed orders polled every ${p.pollIntervalMs} ms until final (limit ${p.sagaLimitSeconds} s); ${p.durationSeconds} s per level; ${run.seedCounts.customers} seeded customers, ${run.seedCounts.products} seeded products.`,
+    `- Workload: ${p.description}; each iteration one operation — place an order of 1–3 items ${p.weights.placeOrder}%, reserve one unit ${p.weights.reserveStock}%, create a customer ${p.weights.createCustomer}%; ${p.waitSeconds === undefined ? '' : `orders sent with \`Prefer: wait=${p.waitSeconds}\` (\`--wait\`); `}${Math.round(p.pollFraction * 100)}% of placed orders followed until final${p.waitSeconds === undefined ? '' : ' (from the answer when it is `201`, else by polling)'}, polled every ${p.pollIntervalMs} ms (limit ${p.sagaLimitSeconds} s); ${p.durationSeconds} s per level; ${run.seedCounts.customers} seeded customers, ${run.seedCounts.products} seeded products.`,
     `- Highest level sustained (no error, nothing dropped, achieved ≥ 95% of target): ${focus ? `**${focus.metrics.targetRate}/s**` : 'none'}`,
     ...(run.stoppedEarly
       ? [
@@ -442,13 +442,14 @@ export function writeReport(dir: string, run: RunResult): string {
     '',
     '## Saga end to end',
     '',
-    `From sending \`POST /orders\` to the first poll that sees the order CONFIRMED or CANCELLED (so it includes up to one poll interval, ${p.pollIntervalMs} ms). A followed saga not seen final within ${p.sagaLimitSeconds} s misses the limit.`,
+    `From sending \`POST /orders\` to the first poll that sees the order CONFIRMED or CANCELLED (so it includes up to one poll interval, ${p.pollIntervalMs} ms)${p.waitSeconds === undefined ? '' : `, or, sent with \`Prefer: wait=${p.waitSeconds}\`, to the POST's own answer when it is \`201\` final (no poll; "answered final" counts those)`}. A followed saga not seen final within ${p.sagaLimitSeconds} s misses the limit.`,
     '',
     table(
       [
         'target it/s',
         'followed',
         'seen final',
+        ...(p.waitSeconds === undefined ? [] : ['answered final']),
         'p50 ms',
         'p95 ms',
         'p99 ms',
@@ -460,6 +461,7 @@ export function writeReport(dir: string, run: RunResult): string {
         String(m.targetRate),
         String(m.saga.followed),
         num(m.saga.endToEnd?.count, 0),
+        ...(p.waitSeconds === undefined ? [] : [String(m.saga.answeredFinal ?? 0)]),
         ms(m.saga.endToEnd?.p50),
         ms(m.saga.endToEnd?.p95),
         ms(m.saga.endToEnd?.p99),

@@ -102,9 +102,11 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
           pollIntervalMs: profile.pollIntervalMs,
           sagaLimitMs: profile.sagaLimitSeconds * 1000,
           ledgerFile,
+          ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
         },
         durationSeconds: profile.durationSeconds,
         sagaLimitSeconds: profile.sagaLimitSeconds,
+        ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
       });
     } catch (error) {
       // Still check the invariants and write the report for the levels that ran.
@@ -114,7 +116,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
       if (sampler) clearInterval(sampler);
     }
     const stats = await statsAfterLevel(target);
-    const metrics = levelMetrics(report.aggregate, rate, profile.durationSeconds);
+    const metrics = levelMetrics(report.aggregate, rate, profile.durationSeconds, profile.waitSeconds);
     levels.push({
       metrics,
       stats,

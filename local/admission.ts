@@ -140,14 +140,26 @@ export class AdmissionControl {
     return (sagas.runningCount + this.sagaRequests + 1) * perExecutionMs;
   }
 
-  /** Tracks an admitted saga-starting request until it is answered (its saga is then running). */
-  async admitted<T>(route: AdmittedRoute, work: () => Promise<T>): Promise<T> {
-    if (!this.startsSaga(route)) return work();
+  /**
+   * Tracks an admitted saga-starting request until it is answered (its saga
+   * is then running), or until its invocation pauses, whichever comes first:
+   * the only request that pauses, `POST /orders` with `Prefer: wait=N`, does
+   * so once its saga has started, to wait for it; from then on its saga is
+   * among the running ones, and counting the request too would count it twice.
+   */
+  async admitted<T>(route: AdmittedRoute, work: (sagaStarted: () => void) => Promise<T>): Promise<T> {
+    if (!this.startsSaga(route)) return work(() => undefined);
     this.sagaRequests++;
-    try {
-      return await work();
-    } finally {
+    let counted = true;
+    const sagaStarted = () => {
+      if (!counted) return;
+      counted = false;
       this.sagaRequests--;
+    };
+    try {
+      return await work(sagaStarted);
+    } finally {
+      sagaStarted();
     }
   }
 }

@@ -45,6 +45,8 @@ export interface LocalCloudOptions {
   readonly maxSandboxesPerFunction?: number;
   /** Sandboxes of all functions at most (never below one per function); default 12 (memory: see DEFAULT_MAX_SANDBOXES). */
   readonly maxSandboxes?: number;
+  /** Sandboxes beyond the caps in the room of paused ones (see DEFAULT_MAX_LENT_SANDBOXES). */
+  readonly maxLentSandboxes?: number;
   /** Admission control's bounds at the HTTP API (see local/admission.ts); they can be changed at run time. */
   readonly admission?: AdmissionOptions;
   readonly log?: (message: string) => void;
@@ -157,6 +159,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         ? {}
         : { maxSandboxesPerFunction: options.maxSandboxesPerFunction }),
       ...(options.maxSandboxes === undefined ? {} : { maxSandboxes: options.maxSandboxes }),
+      ...(options.maxLentSandboxes === undefined ? {} : { maxLentSandboxes: options.maxLentSandboxes }),
       dynamo: {
         port: dynamoLocal.port,
         partitionKeys: Object.fromEntries([...tables.values()].map((t) => [t.tableName, t.partitionKey])),

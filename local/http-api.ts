@@ -190,7 +190,10 @@ export class LocalHttpApi {
     let result: unknown;
     try {
       result = this.admission
-        ? await this.admission.admitted(route, () => this.runtime.invoke(route.functionId, event))
+        ? await this.admission.admitted(route, (sagaStarted) =>
+            // A request that pauses waits for its saga, which it has started (see AdmissionControl.admitted).
+            this.runtime.invoke(route.functionId, event, { onPause: sagaStarted }),
+          )
         : await this.runtime.invoke(route.functionId, event);
     } catch (error) {
       const e = error as Error;

@@ -18,6 +18,7 @@ const { values } = parseArgs({
     'echo-function-logs': { type: 'boolean', default: false },
     'max-sandboxes': { type: 'string' },
     'max-total-sandboxes': { type: 'string' },
+    'max-lent-sandboxes': { type: 'string' },
     'max-queue-wait-ms': { type: 'string' },
     'max-saga-backlog-ms': { type: 'string' },
   },
@@ -39,6 +40,7 @@ async function main() {
     echoFunctionLogs: values['echo-function-logs'],
     ...(values['max-sandboxes'] ? { maxSandboxesPerFunction: Number(values['max-sandboxes']) } : {}),
     ...(values['max-total-sandboxes'] ? { maxSandboxes: Number(values['max-total-sandboxes']) } : {}),
+    ...(values['max-lent-sandboxes'] ? { maxLentSandboxes: Number(values['max-lent-sandboxes']) } : {}),
     admission: {
       ...(values['max-queue-wait-ms'] ? { maxQueueWaitMs: Number(values['max-queue-wait-ms']) } : {}),
       ...(values['max-saga-backlog-ms'] ? { maxSagaBacklogMs: Number(values['max-saga-backlog-ms']) } : {}),
@@ -47,6 +49,8 @@ async function main() {
   const { wiring } = cloud;
   console.log(
     [
+      // The project runs on its own Node 22 (node_modules/.bin/node), whatever Node the machine has.
+      `[local] Node.js ${process.version}`,
       `[local] ${wiring.functions.length} functions, ${wiring.routes.length} routes, ${wiring.tables.length} tables, ` +
         `${wiring.eventSourceMappings.length} stream mappings, ${wiring.rules.length} rules`,
       `[local] AWS endpoint (DynamoDB, EventBridge) ${cloud.awsEndpoint}; counters at ${cloud.awsEndpoint}/_local/stats`,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runCommand } from './run-command';
+import { withThisNode } from './this-node';
 
 export const PROJECT_ROOT = join(__dirname, '..');
 const INPUTS = ['bin', 'lib', 'functions', 'statemachines', 'cdk.json', 'package-lock.json'];
@@ -58,7 +59,7 @@ export async function synthesize(
   ];
   const result = await runCommand(join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk'), args, {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+    env: withThisNode({ ...process.env, CDK_DISABLE_VERSION_CHECK: '1' }),
   });
   if (result.status !== 0) {
     throw new Error(`cdk synth failed (exit ${result.status}):\n${result.output}`);

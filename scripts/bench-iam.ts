@@ -30,9 +30,7 @@ const streams = new Map(
   ]),
 );
 const principals = new LocalPrincipals(assembly, resolver(assembly, streams));
-const functionId = Object.keys(assembly.template.Resources).find((id) =>
-  id.startsWith('SagaStepsFunction'),
-)!;
+const functionId = Object.keys(assembly.template.Resources).find((id) => id.startsWith('SagaStepsFunction'))!;
 const table = Object.keys(assembly.template.Resources).find((id) => id.startsWith('OrdersEventsTable'))!;
 const other = Object.keys(assembly.template.Resources).find((id) => id.startsWith('InventoryEventsTable'))!;
 const policies: PrincipalPolicies = principals.functionPolicies(functionId);

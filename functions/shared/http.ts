@@ -16,6 +16,8 @@ export interface HttpRequest {
   readonly body: unknown;
   readonly correlationId: string;
   readonly now: Date;
+  /** When API Gateway received the request (`requestContext.timeEpoch`); before `now` by the time it took to get here. */
+  readonly receivedAt: Date;
   readonly context: Context;
 }
 
@@ -91,6 +93,7 @@ export function httpHandler(routes: Record<string, RouteHandler>) {
     try {
       const route = routes[event.routeKey];
       if (!route) throw new ClientError(404, 'NOT_FOUND', `no route ${event.routeKey}`);
+      const now = new Date();
       const request: HttpRequest = {
         routeKey: event.routeKey,
         path: event.rawPath,
@@ -98,7 +101,8 @@ export function httpHandler(routes: Record<string, RouteHandler>) {
         headers: event.headers ?? {},
         body: readBody(event),
         correlationId,
-        now: new Date(),
+        now,
+        receivedAt: new Date(Math.min(event.requestContext?.timeEpoch ?? now.getTime(), now.getTime())),
         context,
       };
       return withCorrelation(await route(request));

@@ -1,4 +1,4 @@
-import { aws_dynamodb as dynamodb, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
+import { Duration, aws_dynamodb as dynamodb, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { EventStoreTable, grantItemReadWrites } from '../constructs/event-store-table';
 import { addRoutes } from '../constructs/http-routes';
@@ -52,6 +52,9 @@ export class OrdersService extends Construct {
       kind: 'api',
       config,
       description: 'Orders HTTP API: place and read orders',
+      // `POST /orders` with `Prefer: wait=10` waits up to 10 s for the saga, plus placing the order and
+      // answering; still well inside API Gateway's 30 s integration timeout.
+      timeout: Duration.seconds(15),
       environment: {
         ORDERS_TABLE: this.events.tableName,
         IDEMPOTENCY_TABLE: idempotencyTable.tableName,

@@ -168,7 +168,8 @@ const PAGE = `<!doctype html>
   .status.FAILED, .status.TIMED_OUT, .status.ABORTED { background: var(--failed); }
   .status.RUNNING { background: var(--running); }
   #count { color: #68707a; margin: 6px 0 0; }
-  #graph svg { display: block; margin: 0 auto; }
+  /* Scaled down to the panel when the ASL is wider than it (the viewBox keeps the proportions). */
+  #graph svg { display: block; margin: 0 auto; max-width: 100%; height: auto; }
   g.state rect { stroke: #1d232b33; stroke-width: 1; rx: 6; }
   g.state text { font-size: 12px; pointer-events: none; }
   g.state { cursor: pointer; }

@@ -45,6 +45,12 @@ const meter = meterSettings
     })
   : undefined;
 
+// The hook of functions/shared/pause.ts: an invocation that only waits (a timer, no work) says so, and the
+// parent does not count this sandbox as work meanwhile (Lambda has no such hook: there it is absent).
+globalThis[Symbol.for('local-cloud.lambda.pausing')] = (pausing) => {
+  if (active > 0) parentPort.postMessage({ pausing: Boolean(pausing) });
+};
+
 const dot = handlerSetting.lastIndexOf('.');
 const handlerModule = require(join(codeDir, handlerSetting.slice(0, dot)));
 const handler = handlerModule[handlerSetting.slice(dot + 1)];

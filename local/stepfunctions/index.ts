@@ -16,23 +16,6 @@ import { DEFAULT_FAULT_ERROR, type FaultRule } from './faults';
 
 export { type FaultRule, parseFaults } from './faults';
 
-// aws-local-stepfunctions 3.x calls Promise.withResolvers (Node 22+).
-type WithResolvers = <T>() => {
-  promise: Promise<T>;
-  resolve: (value: T | PromiseLike<T>) => void;
-  reject: (reason?: unknown) => void;
-};
-const PromiseStatics = Promise as unknown as { withResolvers?: WithResolvers };
-PromiseStatics.withResolvers ??= <T>() => {
-  let resolve!: (value: T | PromiseLike<T>) => void;
-  let reject!: (reason?: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-};
-
 // The package is an ES module with a CommonJS build; this project compiles to CommonJS.
 type Interpreter = typeof import('aws-local-stepfunctions', { with: { 'resolution-mode': 'import' }});
 const sfn = require('aws-local-stepfunctions') as Interpreter;

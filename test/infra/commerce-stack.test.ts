@@ -125,6 +125,21 @@ describe.each(STAGES)('the %s stage', (stage) => {
     );
   });
 
+  test('the orders API outlasts the longest Prefer: wait (10 s) plus placing the order, within API Gateway’s 30 s', () => {
+    const [ordersApi, ...others] = Object.values(
+      template.findResources('AWS::Lambda::Function', {
+        Properties: { Description: 'Orders HTTP API: place and read orders' },
+      }),
+    );
+    expect(others).toEqual([]);
+    // The handler also keeps a second of its time for the last read and the answer.
+    expect(ordersApi!.Properties.Timeout).toBeGreaterThanOrEqual(10 + 1 + 2);
+    expect(ordersApi!.Properties.Timeout).toBeLessThan(30);
+    for (const integration of Object.values(template.findResources('AWS::ApiGatewayV2::Integration'))) {
+      expect(integration.Properties.TimeoutInMillis ?? 30_000).toBe(30_000);
+    }
+  });
+
   test('the saga machine has the stage’s workflow type and starts on OrderPlaced, with retries and a DLQ', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       StateMachineType: stageConfig(stage).workflowType,

@@ -138,8 +138,6 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     POWERTOOLS_TRACE_ENABLED: 'false',
-    // Each fresh copy of the SDK would warn about Node 20 again.
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   for (const service of SERVICES) {
     for (const delivery of [...DELIVERIES, 'steps'] as const) {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { withThisNode } from '../../local/this-node';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -19,6 +20,7 @@ export function startLocalProcess(args: readonly string[], timeoutMs = 240_000):
   const started = Date.now();
   const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'local', 'main.ts'), ...args], {
     cwd: ROOT,
+    env: withThisNode(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -11,10 +11,20 @@ import { inventoryStores } from '../../inventory/store';
 import { sagaTrace } from '../../saga/trace';
 import { env } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
-import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
+import {
+  type HttpRequest,
+  type HttpResult,
+  httpHandler,
+  integer,
+  json,
+  requireBody,
+  validate,
+} from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
+import { type PollSchedule, pollUntil } from '../../shared/poll';
 import { logger, traced } from '../../shared/powertools';
+import { preferredWaitSeconds } from '../../shared/prefer';
 import { type Order, type OrderPlaced, orderView, place } from '../domain';
 import { ordersStore } from '../store';
 
@@ -110,35 +120,89 @@ const PlaceOrder = z.strictObject({
     }),
 });
 
+const placeOrder = idempotentCreation(
+  'ord',
+  (request) => validate(PlaceOrder, requireBody(request)),
+  async (input, { now, correlationId }, { id: orderId, requestHash }) => {
+    const [customer, ...products] = await Promise.all([
+      isId('cus', input.customerId) ? customerExists(input.customerId) : false,
+      ...input.items.map((i) => (isId('prd', i.productId) ? inventory.loadProduct(i.productId) : null)),
+    ]);
+    const missing = [
+      ...(customer ? [] : [{ field: 'customerId', id: input.customerId }]),
+      ...input.items.flatMap((item, i) =>
+        products[i] ? [] : [{ field: `items.${i}.productId`, id: item.productId }],
+      ),
+    ];
+    if (missing.length > 0) {
+      throw new ClientError(404, 'NOT_FOUND', 'the order names an unknown customer or product', missing);
+    }
+    const prices = new Map(products.map((p) => [p!.productId, p!.priceCents]));
+    const events = place({ orderId, ...input, prices, sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS, now });
+    const order = (await orders.append(orderId, 0, events, null, { now, correlationId, requestHash }))!;
+    await startSaga(events[0], correlationId);
+    return accepted(order);
+  },
+  async (orderId) => {
+    const first = await orders.first(orderId);
+    return first?.state ? { requestHash: first.requestHash, result: accepted(first.state) } : undefined;
+  },
+);
+
+/**
+ * When to read a waited-for order: the first read 100 ms after placing it,
+ * then each gap 1.5 times the last, at most a second. Measured on the local
+ * cloud, uncontended, a saga ends 40 ms after its order was placed at the
+ * median and 62 ms at p90: one read. See the README for the reads
+ * per waited order.
+ */
+export const FINAL_ORDER_POLL: PollSchedule = { firstMs: 100, factor: 1.5, maxMs: 1_000 };
+/** Room kept at the end of the function's time for the last read and the answer. */
+const WAIT_MARGIN_MS = 1_000;
+
+/**
+ * `Prefer: wait=N` (RFC 7240): after the order was accepted, read its newest
+ * event item on `FINAL_ORDER_POLL` until the saga has ended, for N seconds
+ * from the request's arrival at most (and never past the function's time). Reading the
+ * order, not the execution, works alike for STANDARD and EXPRESS machines.
+ * Final in time: `201` with the order as `GET` shows it. Not yet: the `202`
+ * as without the header. Both say `Preference-Applied: wait=N`, since the
+ * server did wait; a `wait` it does not honour (malformed, out of range) is
+ * ignored and no `Preference-Applied` is sent.
+ */
+async function answerWhenFinal(request: HttpRequest, waitSeconds: number, acceptance: HttpResult) {
+  // The acceptance is this handler's own answer (placed now or replayed): its body names the order.
+  const { orderId } = JSON.parse(acceptance.body) as { orderId: string };
+  const applied = { 'preference-applied': `wait=${waitSeconds}` };
+  const deadlineMs = Math.min(
+    // N counts from when the request reached the API, as the client counts it (RFC 7240: once received).
+    request.receivedAt.getTime() + waitSeconds * 1000,
+    Date.now() + request.context.getRemainingTimeInMillis() - WAIT_MARGIN_MS,
+  );
+  const { value: final, reads } = await pollUntil(
+    async () => (await orders.load(orderId)).state,
+    (order) => order !== null && order.status !== 'PENDING',
+    deadlineMs,
+    FINAL_ORDER_POLL,
+  );
+  logger.info('waited for the order to be final', {
+    orderId,
+    waitSeconds,
+    reads,
+    final: final !== undefined,
+  });
+  if (!final) return { ...acceptance, headers: { ...acceptance.headers, ...applied } };
+  return json(201, orderView(final), { location: `/orders/${orderId}`, ...applied });
+}
+
 export const handler = httpHandler({
-  'POST /orders': idempotentCreation(
-    'ord',
-    (request) => validate(PlaceOrder, requireBody(request)),
-    async (input, { now, correlationId }, { id: orderId, requestHash }) => {
-      const [customer, ...products] = await Promise.all([
-        isId('cus', input.customerId) ? customerExists(input.customerId) : false,
-        ...input.items.map((i) => (isId('prd', i.productId) ? inventory.loadProduct(i.productId) : null)),
-      ]);
-      const missing = [
-        ...(customer ? [] : [{ field: 'customerId', id: input.customerId }]),
-        ...input.items.flatMap((item, i) =>
-          products[i] ? [] : [{ field: `items.${i}.productId`, id: item.productId }],
-        ),
-      ];
-      if (missing.length > 0) {
-        throw new ClientError(404, 'NOT_FOUND', 'the order names an unknown customer or product', missing);
-      }
-      const prices = new Map(products.map((p) => [p!.productId, p!.priceCents]));
-      const events = place({ orderId, ...input, prices, sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS, now });
-      const order = (await orders.append(orderId, 0, events, null, { now, correlationId, requestHash }))!;
-      await startSaga(events[0], correlationId);
-      return accepted(order);
-    },
-    async (orderId) => {
-      const first = await orders.first(orderId);
-      return first?.state ? { requestHash: first.requestHash, result: accepted(first.state) } : undefined;
-    },
-  ),
+  'POST /orders': async (request) => {
+    const acceptance = await placeOrder(request);
+    // Without a `wait` it honours, nothing happens beyond placing the order: no read, no pause.
+    const waitSeconds =
+      acceptance.statusCode === 202 ? preferredWaitSeconds(request.headers.prefer) : undefined;
+    return waitSeconds === undefined ? acceptance : answerWhenFinal(request, waitSeconds, acceptance);
+  },
 
   'GET /orders/{orderId}': async ({ pathParameters }) =>
     json(200, orderView(await loadOrder(String(pathParameters.orderId)))),
