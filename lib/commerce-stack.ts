@@ -14,6 +14,7 @@ import { DeadLetterQueue } from './constructs/stream-consumer';
 import { acknowledgeNag } from './nag';
 import { Observability } from './observability';
 import { AccountsService } from './services/accounts';
+import { ApiDocs } from './services/docs';
 import { InventoryService } from './services/inventory';
 import { OrdersService } from './services/orders';
 import { Outbox } from './services/outbox';
@@ -67,6 +68,7 @@ export class CommerceStack extends Stack {
     const inventory = new InventoryService(this, 'Inventory', shared);
     const orders = new OrdersService(this, 'Orders', { ...shared, accounts, inventory });
     const payments = new PaymentsService(this, 'Payments', shared);
+    new ApiDocs(this, 'Docs', { config, httpApi: this.httpApi });
     const outbox = new Outbox(this, 'Outbox', {
       config,
       eventTables: {

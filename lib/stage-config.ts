@@ -13,7 +13,7 @@ export interface Throttle {
  * What each function does, which decides how much concurrency it may take. A
  * sweeper reserves 1 where it reserves at all: two sweeps at once would only race.
  */
-export type FunctionKind = 'api' | 'projector' | 'publisher' | 'sagaStep' | 'sweeper';
+export type FunctionKind = 'api' | 'docs' | 'projector' | 'publisher' | 'sagaStep' | 'sweeper';
 
 /** The thresholds at which an operator is paged (alarms to the stage's SNS topic). */
 export interface AlarmThresholds {
@@ -104,6 +104,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     // A new account may have a concurrency limit of 10; reserving any would fail the deployment.
     reservedConcurrency: {
       api: undefined,
+      docs: undefined,
       projector: undefined,
       publisher: undefined,
       sagaStep: undefined,
@@ -137,7 +138,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       },
     },
     // The saga's one step function runs three steps per order (reserve, capture, confirm).
-    reservedConcurrency: { api: 50, projector: 10, publisher: 20, sagaStep: 75, sweeper: 1 },
+    reservedConcurrency: { api: 50, docs: 2, projector: 10, publisher: 20, sagaStep: 75, sweeper: 1 },
     alarms: {
       api5xxPerFiveMinutes: 5,
       apiP95LatencyMs: 1000,
@@ -166,10 +167,10 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
         ...backOffice({ rateLimit: 50, burstLimit: 100 }),
       },
     },
-    // 4 APIs × 150 + the saga's step function 150 (three steps per order) + 1 projector × 20 + 40 + 2 sweepers
-    // = 812: an account at the default limit of 1,000 keeps the 100 unreserved that Lambda requires. 2,000
-    // reservations/s at ~50 ms take ~100.
-    reservedConcurrency: { api: 150, projector: 20, publisher: 40, sagaStep: 150, sweeper: 1 },
+    // 4 APIs × 150 + 5 docs + the saga's step function 150 (three steps per order) + 1 projector × 20 + 40
+    // + 2 sweepers = 817: an account at the default limit of 1,000 keeps the 100 unreserved that Lambda
+    // requires. 2,000 reservations/s at ~50 ms take ~100.
+    reservedConcurrency: { api: 150, docs: 5, projector: 20, publisher: 40, sagaStep: 150, sweeper: 1 },
     alarms: {
       api5xxPerFiveMinutes: 1,
       apiP95LatencyMs: 500,

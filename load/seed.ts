@@ -7,7 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mapPool, request, type Target } from './target';
+import createClient from 'openapi-fetch';
+import type { components, paths } from '../openapi/schema';
+import { mapPool, sleep, type Target } from './target';
 
 export interface Seed {
   readonly target: string;
@@ -32,31 +34,69 @@ export const DEFAULT_SEED: SeedOptions = {
   creditLimitCents: 1_000_000_000,
 };
 
-async function created<T>(target: Target, path: string, body: unknown): Promise<T> {
-  const r = await request<T>(target, 'POST', path, body);
-  if (r.status !== 201)
-    throw new Error(`seeding failed: POST ${path} → ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
+/**
+ * The API's typed client, generated from its OpenAPI document (openapi/schema.d.ts): a contract change
+ * that breaks the seeding fails the build. A request that got no answer is sent again (its
+ * Idempotency-Key makes the repeat answer the first response), four times, with growing pauses.
+ */
+function apiClient(target: Target) {
+  const fetchWithRetries = async (request: Request): Promise<Response> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fetch(request.clone(), { signal: AbortSignal.timeout(15_000) });
+      } catch (error) {
+        if (attempt >= 5) throw new Error(`${request.method} ${request.url}: ${(error as Error).message}`);
+        await sleep(2000 * attempt);
+      }
+    }
+  };
+  return createClient<paths>({ baseUrl: target.api, fetch: fetchWithRetries });
+}
+
+/**
+ * A request body of the document, named: openapi-fetch infers a body's type from the call, which
+ * lets a field the contract no longer has pass; `satisfies` this makes it an error too.
+ */
+type Body<Name extends keyof components['schemas']> = components['schemas'][Name];
+
+function created<T>(what: string, answer: { data?: T; error?: unknown; response: Response }): T {
+  if (answer.data === undefined || answer.response.status !== 201) {
+    throw new Error(`seeding failed: ${what} → ${answer.response.status} ${JSON.stringify(answer.error)}`);
+  }
+  return answer.data;
 }
 
 export async function seed(target: Target, options: SeedOptions): Promise<Seed> {
+  const api = apiClient(target);
   const run = randomUUID().slice(0, 8);
   const customers = await mapPool([...Array(options.customers).keys()], 8, async (i) => {
-    const c = await created<{ customerId: string; creditLimitCents: number }>(target, '/customers', {
-      name: `Seed customer ${i}`,
-      email: `seed-${run}-${i}@example.com`,
-      creditLimitCents: options.creditLimitCents,
-    });
+    const c = created(
+      'POST /customers',
+      await api.POST('/customers', {
+        params: { header: { 'Idempotency-Key': `seed-${run}-customer-${i}` } },
+        body: {
+          name: `Seed customer ${i}`,
+          email: `seed-${run}-${i}@example.com`,
+          creditLimitCents: options.creditLimitCents,
+        } satisfies Body<'RegisterCustomer'>,
+      }),
+    );
     return { customerId: c.customerId, creditLimitCents: c.creditLimitCents };
   });
   const products = await mapPool([...Array(options.products).keys()], 8, async (i) => {
     const priceCents = 100 + ((i * 37) % 50) * 100;
-    const p = await created<{ productId: string }>(target, '/products', {
-      sku: `SEED-${run}-${i}`,
-      name: `Seed product ${i}`,
-      priceCents,
-      stock: options.stock,
-    });
+    const p = created(
+      'POST /products',
+      await api.POST('/products', {
+        params: { header: { 'Idempotency-Key': `seed-${run}-product-${i}` } },
+        body: {
+          sku: `SEED-${run}-${i}`,
+          name: `Seed product ${i}`,
+          priceCents,
+          stock: options.stock,
+        } satisfies Body<'CreateProduct'>,
+      }),
+    );
     return { productId: p.productId, priceCents, stock: options.stock };
   });
   return { target: target.api, createdAt: new Date().toISOString(), customers, products };

@@ -127,6 +127,3 @@ export const requireBody = (request: HttpRequest): unknown => {
   }
   return request.body;
 };
-
-/** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);

@@ -23,7 +23,7 @@ describe.each(STAGES)('the %s stage', (stage) => {
 
   test('every function is Node.js 22 on arm64 with tracing and JSON logs', () => {
     const functions = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions).length).toBe(9);
+    expect(Object.keys(functions).length).toBe(10);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -121,6 +121,8 @@ describe.each(STAGES)('the %s stage', (stage) => {
         'GET /orders/{orderId}',
         'GET /orders/{orderId}/saga',
         'GET /payments/{paymentId}',
+        'GET /openapi.json',
+        'GET /docs',
       ].sort(),
     );
   });
@@ -260,7 +262,7 @@ describe('stage config', () => {
   });
 
   test('prod reserves no more concurrency than an account at the default limit (1,000) can give', () => {
-    const counts = { api: 4, projector: 1, publisher: 1, sagaStep: 1, sweeper: 2 };
+    const counts = { api: 4, docs: 1, projector: 1, publisher: 1, sagaStep: 1, sweeper: 2 };
     const reserved = Object.entries(counts).reduce(
       (sum, [kind, n]) => sum + n * (STAGE_CONFIGS.prod.reservedConcurrency[kind as FunctionKind] ?? 0),
       0,
@@ -365,6 +367,7 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
       }
     };
     expectReserved(byDescription('HTTP API'), 'api');
+    expectReserved(byDescription('API documentation'), 'docs');
     expectReserved(byDescription('Projects'), 'projector');
     expectReserved(byDescription('Relays committed events'), 'publisher');
     expectReserved(byDescription('Order saga steps'), 'sagaStep');
@@ -649,7 +652,7 @@ describe.each(STAGES)('least privilege on the %s stage', (stage) => {
     const routes = ofType('AWS::ApiGatewayV2::Route');
     const integrations = Object.fromEntries(ofType('AWS::ApiGatewayV2::Integration'));
     const functions = ofType('AWS::Lambda::Function');
-    expect(functions.length).toBe(9);
+    expect(functions.length).toBe(10);
     for (const [fnId, fn] of functions) {
       const [roleId] = [...referencedIds(fn.Properties?.Role)];
       const wired = new Set<string>([

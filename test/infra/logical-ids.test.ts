@@ -30,6 +30,7 @@ const PINNED: Record<string, string[]> = {
   'AWS::Logs::LogGroup': [
     'AccountsApiLogsCB1EDF33',
     'ApiAccessLogsE9DF007D',
+    'DocsApiLogs0A89F316',
     'InventoryApiLogs50803571',
     'InventoryExpirerLogs6735F1BE',
     'InventoryProjectorLogsCE60A086',

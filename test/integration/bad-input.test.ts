@@ -1,4 +1,5 @@
 import { apiUrl, createCustomer, createProduct, get, localAdmin, post } from '../support/api';
+import { checkAnswer } from '../support/contract';
 
 /**
  * Bad input against every route of the contract (shared/api.md): each
@@ -675,6 +676,7 @@ async function send(
     ...(payload ? { body: payload.raw } : {}),
   });
   const text = await response.text();
+  checkAnswer({ method, path, status: response.status, headers: response.headers, text });
   let body: unknown;
   try {
     body = JSON.parse(text);

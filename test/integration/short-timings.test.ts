@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { checkAnswer } from '../support/contract';
 import { type LocalProcess, startLocalProcess } from '../support/local-process';
 
 /**
@@ -40,7 +41,9 @@ const call = async (method: string, path: string, body?: unknown) => {
     method,
     ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
   });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+  const text = await r.text();
+  checkAnswer({ method, path, status: r.status, headers: r.headers, text });
+  return { status: r.status, body: JSON.parse(text) as Record<string, unknown> };
 };
 
 beforeAll(async () => {

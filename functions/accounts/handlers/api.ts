@@ -1,18 +1,12 @@
-import { z } from 'zod';
 import { notFound } from '../../shared/errors';
-import { httpHandler, integer, json, requireBody, validate } from '../../shared/http';
+import { httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
+import { RegisterCustomer } from '../contract';
 import { type Customer, customerView, register } from '../domain';
 import { customers } from '../store';
 
 const store = customers();
-
-const RegisterCustomer = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  email: z.email().max(254),
-  creditLimitCents: integer(0).optional(),
-});
 
 const registered = (customer: Customer) =>
   json(201, customerView(customer), { location: `/customers/${customer.customerId}` });

@@ -1,10 +1,10 @@
-import { z } from 'zod';
 import { env } from '../../shared/aws';
 import { notFound } from '../../shared/errors';
-import { type HttpRequest, httpHandler, integer, json, requireBody, validate } from '../../shared/http';
+import { type HttpRequest, httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand, idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
 import { inventoryCommands } from '../commands';
+import { CreateProduct, ReserveStock, Restock } from '../contract';
 import { productView, type Reservation } from '../domain';
 import { productReads } from '../reads';
 import { inventorySettings } from '../settings';
@@ -13,15 +13,6 @@ import { inventoryStores } from '../store';
 const stores = inventoryStores();
 const commands = inventoryCommands(stores, inventorySettings());
 const reads = productReads(stores, env('VIEWS_TABLE'));
-
-const CreateProduct = z.strictObject({
-  sku: z.string().trim().min(1).max(64),
-  name: z.string().trim().min(1).max(200),
-  priceCents: integer(1),
-  stock: integer(0, 1_000_000_000),
-});
-const Quantity = z.strictObject({ quantity: integer(1, 1000) });
-const Restock = z.strictObject({ quantity: integer(1, 1_000_000_000) });
 
 const productIdOf = ({ pathParameters }: HttpRequest) => {
   const id = pathParameters.productId;
@@ -67,7 +58,7 @@ export const handler = httpHandler({
 
   'POST /products/{productId}/reservations': idempotentCreation(
     'res',
-    (request) => ({ productId: productIdOf(request), ...validate(Quantity, requireBody(request)) }),
+    (request) => ({ productId: productIdOf(request), ...validate(ReserveStock, requireBody(request)) }),
     async ({ productId, quantity }, request, { id, requestHash }) =>
       reserved(await commands.reserveStock(productId, quantity, { ...meta(request), requestHash }, id)),
     async (reservationId) => {

@@ -5,7 +5,6 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { z } from 'zod';
 import { customers } from '../../accounts/store';
 import { inventoryStores } from '../../inventory/store';
 import { sagaTrace } from '../../saga/trace';
@@ -15,7 +14,6 @@ import {
   type HttpRequest,
   type HttpResult,
   httpHandler,
-  integer,
   json,
   requireBody,
   validate,
@@ -25,6 +23,7 @@ import { isId } from '../../shared/ids';
 import { type PollSchedule, pollUntil } from '../../shared/poll';
 import { logger, traced } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
+import { PlaceOrder } from '../contract';
 import { type Order, type OrderPlaced, orderView, place } from '../domain';
 import { ordersStore } from '../store';
 
@@ -102,23 +101,6 @@ async function loadOrder(orderId: string) {
   if (!state) throw notFound('order', orderId);
   return state;
 }
-
-const PlaceOrder = z.strictObject({
-  customerId: z.string().min(1).max(128),
-  items: z
-    .array(z.strictObject({ productId: z.string().min(1).max(128), quantity: integer(1, 1000) }))
-    .min(1)
-    .max(25)
-    .superRefine((items, ctx) => {
-      const seen = new Set<string>();
-      items.forEach((item, i) => {
-        if (seen.has(item.productId)) {
-          ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'productId appears twice' });
-        }
-        seen.add(item.productId);
-      });
-    }),
-});
 
 const placeOrder = idempotentCreation(
   'ord',

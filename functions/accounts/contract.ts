@@ -1,0 +1,86 @@
+/** The accounts module's HTTP contract: what `POST /customers` takes and what its routes answer. */
+import { z } from 'zod';
+import {
+  bodyResponses,
+  commonResponses,
+  id,
+  instant,
+  integer,
+  keyReusedResponse,
+  notFoundResponse,
+  type OperationSpec,
+  requestSchema,
+  responseSchema,
+} from '../shared/contract';
+
+export const RegisterCustomer = requestSchema(
+  z.strictObject({
+    name: z.string().trim().min(1).max(200),
+    email: z.email().max(254),
+    creditLimitCents: integer(0).optional().meta({ description: 'default 100000 ($1,000.00)' }),
+  }),
+  {
+    id: 'RegisterCustomer',
+    examples: [{ name: 'Ada', email: 'ada@example.com', creditLimitCents: 500000 }],
+  },
+);
+
+export const Customer = responseSchema(
+  z.strictObject({
+    customerId: id('cus'),
+    name: z.string(),
+    email: z.string(),
+    creditLimitCents: z.number().int(),
+    availableCreditCents: z
+      .number()
+      .int()
+      .meta({ description: 'the limit minus captured, unrefunded payments' }),
+    status: z.literal('ACTIVE'),
+    createdAt: instant(),
+  }),
+  {
+    id: 'Customer',
+    examples: [
+      {
+        customerId: `cus_${'0123456789abcdef'.repeat(2)}`,
+        name: 'Ada',
+        email: 'ada@example.com',
+        creditLimitCents: 500000,
+        availableCreditCents: 487500,
+        status: 'ACTIVE',
+        createdAt: '2026-11-23T14:05:09.123Z',
+      },
+    ],
+  },
+);
+
+const customerId = { description: 'the customer’s id', prefix: 'cus' };
+
+export const accountsOperations: readonly OperationSpec[] = [
+  {
+    route: 'POST /customers',
+    operationId: 'registerCustomer',
+    tag: 'Accounts',
+    summary: 'Register a customer',
+    body: RegisterCustomer,
+    idempotent: true,
+    responses: {
+      201: { description: 'Registered.', schema: Customer, headers: ['location'] },
+      ...bodyResponses,
+      409: keyReusedResponse,
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'GET /customers/{customerId}',
+    operationId: 'getCustomer',
+    tag: 'Accounts',
+    summary: 'Read a customer',
+    pathParameters: { customerId },
+    responses: {
+      200: { description: 'The customer.', schema: Customer },
+      404: notFoundResponse('No such customer.'),
+      ...commonResponses,
+    },
+  },
+];

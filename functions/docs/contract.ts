@@ -1,0 +1,29 @@
+/** The docs module's HTTP contract: the OpenAPI document itself and its reference page. */
+import { z } from 'zod';
+import { commonResponses, type OperationSpec, responseSchema } from '../shared/contract';
+
+export const OpenApiDocument = responseSchema(
+  z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
+  { id: 'OpenApiDocument', description: 'This document (OpenAPI 3.1).' },
+);
+
+export const docsOperations: readonly OperationSpec[] = [
+  {
+    route: 'GET /openapi.json',
+    operationId: 'getOpenApiDocument',
+    tag: 'Documentation',
+    summary: 'This OpenAPI 3.1 document',
+    responses: { 200: { description: 'The document.', schema: OpenApiDocument }, ...commonResponses },
+  },
+  {
+    route: 'GET /docs',
+    operationId: 'getReferencePage',
+    tag: 'Documentation',
+    summary: 'The API reference as a web page',
+    description: 'Rendered from this document; self-contained (no script or style from elsewhere).',
+    responses: {
+      200: { description: 'The reference page.', contentType: 'text/html; charset=utf-8' },
+      ...commonResponses,
+    },
+  },
+];

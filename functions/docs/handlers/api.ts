@@ -1,0 +1,23 @@
+import { httpHandler } from '../../shared/http';
+import { openApiDocument } from '../openapi';
+import { referencePage } from '../reference-page';
+
+// Made once per sandbox from the contracts bundled with this function: what it serves is what the handlers validate.
+const document = openApiDocument();
+const documentJson = JSON.stringify(document);
+const page = referencePage(document);
+/** The document changes only with a deployment. */
+const CACHE = { 'cache-control': 'public, max-age=300' };
+
+export const handler = httpHandler({
+  'GET /openapi.json': async () => ({
+    statusCode: 200,
+    headers: { 'content-type': 'application/json', ...CACHE },
+    body: documentJson,
+  }),
+  'GET /docs': async () => ({
+    statusCode: 200,
+    headers: { 'content-type': 'text/html; charset=utf-8', ...CACHE },
+    body: page,
+  }),
+});

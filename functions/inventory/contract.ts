@@ -1,0 +1,192 @@
+/** The inventory module's HTTP contract: products, their stock, and reservations of it. */
+import { z } from 'zod';
+import {
+  bodyResponses,
+  commonResponses,
+  IdempotencyKeyReusedError,
+  InsufficientStockError,
+  id,
+  instant,
+  integer,
+  keyReusedResponse,
+  notFoundResponse,
+  type OperationSpec,
+  requestSchema,
+  responseSchema,
+} from '../shared/contract';
+
+const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
+const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
+
+export const CreateProduct = requestSchema(
+  z.strictObject({
+    sku: z.string().trim().min(1).max(64),
+    name: z.string().trim().min(1).max(200),
+    priceCents: integer(1),
+    stock: integer(0, 1_000_000_000).meta({ description: 'units received at creation' }),
+  }),
+  { id: 'CreateProduct', examples: [{ sku: 'W-1', name: 'Widget', priceCents: 1250, stock: 10 }] },
+);
+
+export const ReserveStock = requestSchema(z.strictObject({ quantity: integer(1, 1000) }), {
+  id: 'ReserveStock',
+  examples: [{ quantity: 3 }],
+});
+
+export const Restock = requestSchema(z.strictObject({ quantity: integer(1, 1_000_000_000) }), {
+  id: 'Restock',
+  examples: [{ quantity: 100 }],
+});
+
+export const Product = responseSchema(
+  z.strictObject({
+    productId: id('prd'),
+    sku: z.string(),
+    name: z.string(),
+    priceCents: z.number().int(),
+    available: z.number().int().meta({ description: 'never below 0' }),
+    reserved: z.number().int(),
+    sold: z.number().int(),
+    createdAt: instant(),
+  }),
+  {
+    id: 'Product',
+    description: '`available + reserved + sold` is all the stock the product ever received.',
+    examples: [
+      {
+        productId: PRODUCT_ID,
+        sku: 'W-1',
+        name: 'Widget',
+        priceCents: 1250,
+        available: 7,
+        reserved: 3,
+        sold: 0,
+        createdAt: '2026-11-23T14:05:09.123Z',
+      },
+    ],
+  },
+);
+
+export const Reservation = responseSchema(
+  z.strictObject({
+    reservationId: id('res'),
+    productId: id('prd'),
+    quantity: z.number().int(),
+    status: z.literal('RESERVED'),
+    expiresAt: instant().meta({
+      description: 'unless released or committed by then, the stock becomes available again',
+    }),
+  }),
+  {
+    id: 'Reservation',
+    examples: [
+      {
+        reservationId: RESERVATION_ID,
+        productId: PRODUCT_ID,
+        quantity: 3,
+        status: 'RESERVED',
+        expiresAt: '2026-11-23T14:20:09.123Z',
+      },
+    ],
+  },
+);
+
+export const ReleasedReservation = responseSchema(
+  z.strictObject({ reservationId: id('res'), status: z.literal('RELEASED') }),
+  { id: 'ReleasedReservation', examples: [{ reservationId: RESERVATION_ID, status: 'RELEASED' }] },
+);
+
+/** Not in api.md's table: releasing a reservation its order has already sold. */
+export const ReservationCommittedError = responseSchema(
+  z.strictObject({
+    error: z.strictObject({
+      code: z.literal('RESERVATION_COMMITTED'),
+      message: z.string(),
+      details: z.array(z.never()),
+    }),
+  }),
+  { id: 'ReservationCommittedError', description: 'The reservation was sold with its order.' },
+);
+
+const productId = { description: 'the product’s id', prefix: 'prd' };
+const reservationId = { description: 'the reservation’s id', prefix: 'res' };
+
+export const inventoryOperations: readonly OperationSpec[] = [
+  {
+    route: 'POST /products',
+    operationId: 'createProduct',
+    tag: 'Inventory',
+    summary: 'Create a product with its initial stock',
+    body: CreateProduct,
+    idempotent: true,
+    responses: {
+      201: { description: 'Created.', schema: Product, headers: ['location'] },
+      ...bodyResponses,
+      409: keyReusedResponse,
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'GET /products/{productId}',
+    operationId: 'getProduct',
+    tag: 'Inventory',
+    summary: 'Read a product and its stock',
+    pathParameters: { productId },
+    responses: {
+      200: { description: 'The product.', schema: Product },
+      404: notFoundResponse('No such product.'),
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'POST /products/{productId}/reservations',
+    operationId: 'reserveStock',
+    tag: 'Inventory',
+    summary: 'Hold units of a product until they expire',
+    body: ReserveStock,
+    idempotent: true,
+    pathParameters: { productId },
+    responses: {
+      201: { description: 'Reserved.', schema: Reservation, headers: ['location'] },
+      ...bodyResponses,
+      404: notFoundResponse('No such product.'),
+      409: {
+        description: 'Not enough stock available, or the `Idempotency-Key` was used with a different body.',
+        schema: responseSchema(z.union([InsufficientStockError, IdempotencyKeyReusedError]), {
+          id: 'ReservationConflict',
+        }),
+      },
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'DELETE /products/{productId}/reservations/{reservationId}',
+    operationId: 'releaseReservation',
+    tag: 'Inventory',
+    summary: 'Release a reservation',
+    description: 'Repeating it answers the same.',
+    pathParameters: { productId, reservationId },
+    responses: {
+      200: { description: 'Released (or released already).', schema: ReleasedReservation },
+      404: notFoundResponse('No such product, or no such reservation of it.'),
+      409: { description: 'The reservation was sold with its order.', schema: ReservationCommittedError },
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'POST /products/{productId}/restock',
+    operationId: 'restockProduct',
+    tag: 'Inventory',
+    summary: 'Receive more stock of a product',
+    body: Restock,
+    idempotent: true,
+    pathParameters: { productId },
+    responses: {
+      200: { description: 'The product after the restock.', schema: Product },
+      ...bodyResponses,
+      404: notFoundResponse('No such product.'),
+      409: keyReusedResponse,
+      ...commonResponses,
+    },
+  },
+];

@@ -1,0 +1,201 @@
+/** The orders module's HTTP contract: placing an order, reading it and its saga. */
+import { z } from 'zod';
+import type { SagaStatus, SagaStep } from '../saga/trace';
+import {
+  bodyResponses,
+  commonResponses,
+  everyValueOf,
+  id,
+  instant,
+  integer,
+  keyReusedResponse,
+  notFoundResponse,
+  type OperationSpec,
+  requestSchema,
+  responseSchema,
+} from '../shared/contract';
+import type { CancellationReason, OrderStatus } from './domain';
+
+const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
+const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
+const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
+
+export const PlaceOrder = requestSchema(
+  z.strictObject({
+    customerId: z.string().min(1).max(128),
+    items: z
+      .array(z.strictObject({ productId: z.string().min(1).max(128), quantity: integer(1, 1000) }))
+      .min(1)
+      .max(25)
+      .superRefine((items, ctx) => {
+        const seen = new Set<string>();
+        items.forEach((item, i) => {
+          if (seen.has(item.productId)) {
+            ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'productId appears twice' });
+          }
+          seen.add(item.productId);
+        });
+      })
+      .meta({ description: 'distinct `productId`s' }),
+  }),
+  {
+    id: 'PlaceOrder',
+    examples: [{ customerId: CUSTOMER_ID, items: [{ productId: PRODUCT_ID, quantity: 2 }] }],
+  },
+);
+
+export const OrderAccepted = responseSchema(
+  z.strictObject({
+    orderId: id('ord'),
+    status: z.literal('PENDING'),
+    totalCents: z.number().int().meta({ description: 'the sum of `priceCents × quantity` at placement' }),
+  }),
+  {
+    id: 'OrderAccepted',
+    description: 'The order is placed; its saga runs. Follow it at `Location` (`GET /orders/{orderId}`).',
+    examples: [{ orderId: ORDER_ID, status: 'PENDING', totalCents: 2500 }],
+  },
+);
+
+export const Order = responseSchema(
+  z.strictObject({
+    orderId: id('ord'),
+    customerId: id('cus'),
+    items: z.array(
+      z.strictObject({
+        productId: id('prd'),
+        quantity: z.number().int(),
+        priceCents: z.number().int().meta({ description: 'the price at placement' }),
+      }),
+    ),
+    totalCents: z.number().int(),
+    status: z.enum(everyValueOf<OrderStatus>()(['PENDING', 'CONFIRMED', 'CANCELLED'])),
+    cancellationReason: z
+      .enum(
+        everyValueOf<CancellationReason>()([
+          'OUT_OF_STOCK',
+          'PAYMENT_DECLINED',
+          'CONFIRMATION_FAILED',
+          'TIMEOUT',
+          'STEP_FAILED',
+        ]),
+      )
+      .optional()
+      .meta({ description: 'set when CANCELLED' }),
+    paymentId: id('pay')
+      .optional()
+      .meta({ description: 'the order’s payment, set when the order became final with one' }),
+    createdAt: instant(),
+    updatedAt: instant(),
+  }),
+  {
+    id: 'Order',
+    description: 'Every order reaches CONFIRMED or CANCELLED by its deadline.',
+    examples: [
+      {
+        orderId: ORDER_ID,
+        customerId: CUSTOMER_ID,
+        items: [{ productId: PRODUCT_ID, quantity: 2, priceCents: 1250 }],
+        totalCents: 2500,
+        status: 'CONFIRMED',
+        paymentId: `pay_${'0123456789abcdef'.repeat(2)}`,
+        createdAt: '2026-11-23T14:05:09.123Z',
+        updatedAt: '2026-11-23T14:05:09.412Z',
+      },
+    ],
+  },
+);
+
+export const SagaTrace = responseSchema(
+  z.strictObject({
+    orderId: id('ord'),
+    executionArn: z.string(),
+    status: z.enum(everyValueOf<SagaStatus>()(['RUNNING', 'SUCCEEDED', 'COMPENSATED', 'FAILED'])),
+    steps: z.array(
+      z.strictObject({
+        name: z.string().meta({ description: 'the state machine’s Task state' }),
+        status: z.enum(everyValueOf<SagaStep['status']>()(['RUNNING', 'SUCCEEDED', 'FAILED'])),
+        startedAt: instant(),
+        endedAt: instant().optional(),
+        attempts: z.number().int(),
+        error: z.strictObject({ error: z.string(), cause: z.string().optional() }).optional(),
+      }),
+    ),
+  }),
+  {
+    id: 'SagaTrace',
+    description: 'The saga’s execution, step by step, compensations included.',
+    examples: [
+      {
+        orderId: ORDER_ID,
+        executionArn: `arn:aws:states:us-east-1:123456789012:execution:OrderSaga:${ORDER_ID}`,
+        status: 'SUCCEEDED',
+        steps: [
+          {
+            name: 'ReserveStock',
+            status: 'SUCCEEDED',
+            startedAt: '2026-11-23T14:05:09.201Z',
+            endedAt: '2026-11-23T14:05:09.260Z',
+            attempts: 1,
+          },
+        ],
+      },
+    ],
+  },
+);
+
+const orderId = { description: 'the order’s id', prefix: 'ord' };
+
+export const ordersOperations: readonly OperationSpec[] = [
+  {
+    route: 'POST /orders',
+    operationId: 'placeOrder',
+    tag: 'Orders',
+    summary: 'Place an order (starts its saga)',
+    description:
+      'Reserves stock for every item, captures the payment, and confirms the order, or compensates. ' +
+      'With `Prefer: wait=N` the answer waits up to N seconds for the saga to end.',
+    body: PlaceOrder,
+    idempotent: true,
+    prefer: true,
+    responses: {
+      201: {
+        description: 'With `Prefer: wait=N`: the saga ended within N seconds; the final order.',
+        schema: Order,
+        headers: ['preference-applied'],
+        optionalHeaders: ['location'],
+      },
+      202: { description: 'Placed; the saga is under way.', schema: OrderAccepted, headers: ['location'] },
+      ...bodyResponses,
+      404: notFoundResponse('The body names an unknown customer or product (each in `details`).'),
+      409: keyReusedResponse,
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'GET /orders/{orderId}',
+    operationId: 'getOrder',
+    tag: 'Orders',
+    summary: 'Read an order',
+    pathParameters: { orderId },
+    responses: {
+      200: { description: 'The order.', schema: Order },
+      404: notFoundResponse('No such order.'),
+      ...commonResponses,
+    },
+  },
+  {
+    route: 'GET /orders/{orderId}/saga',
+    operationId: 'getOrderSaga',
+    tag: 'Orders',
+    summary: 'Read an order’s saga trace',
+    description:
+      'From the execution’s history. On an EXPRESS stage AWS keeps no history: the trace is in the state machine’s log group.',
+    pathParameters: { orderId },
+    responses: {
+      200: { description: 'The trace.', schema: SagaTrace },
+      404: notFoundResponse('No such order, or its saga has not started yet.'),
+      ...commonResponses,
+    },
+  },
+];

@@ -1,0 +1,55 @@
+/** The payments module's HTTP contract. */
+import { z } from 'zod';
+import {
+  commonResponses,
+  everyValueOf,
+  id,
+  instant,
+  notFoundResponse,
+  type OperationSpec,
+  responseSchema,
+} from '../shared/contract';
+import type { PaymentStatus } from './domain';
+
+export const Payment = responseSchema(
+  z.strictObject({
+    paymentId: id('pay'),
+    orderId: id('ord'),
+    customerId: id('cus'),
+    amountCents: z.number().int(),
+    // A voided payment is never shown (404): the marker that none may be captured.
+    status: z.enum(everyValueOf<Exclude<PaymentStatus, 'VOIDED'>>()(['CAPTURED', 'DECLINED', 'REFUNDED'])),
+    createdAt: instant(),
+  }),
+  {
+    id: 'Payment',
+    description: 'For each customer, captured minus refunded never exceeds `creditLimitCents`.',
+    examples: [
+      {
+        paymentId: `pay_${'0123456789abcdef'.repeat(2)}`,
+        orderId: `ord_${'0123456789abcdef'.repeat(2)}`,
+        customerId: `cus_${'0123456789abcdef'.repeat(2)}`,
+        amountCents: 2500,
+        status: 'CAPTURED',
+        createdAt: '2026-11-23T14:05:09.380Z',
+      },
+    ],
+  },
+);
+
+export const paymentsOperations: readonly OperationSpec[] = [
+  {
+    route: 'GET /payments/{paymentId}',
+    operationId: 'getPayment',
+    tag: 'Payments',
+    summary: 'Read a payment',
+    pathParameters: {
+      paymentId: { description: 'the payment’s id (the order’s `paymentId`)', prefix: 'pay' },
+    },
+    responses: {
+      200: { description: 'The payment.', schema: Payment },
+      404: notFoundResponse('No such payment.'),
+      ...commonResponses,
+    },
+  },
+];

@@ -1,0 +1,253 @@
+/**
+ * The HTTP contract's building blocks, as zod schemas: the handlers validate
+ * requests with them and the OpenAPI document (functions/docs/openapi.ts) is
+ * generated from them, requests and responses alike. No AWS import here: the
+ * docs function and the document's generator load every module's contract.
+ */
+import { z } from 'zod';
+
+/** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+
+/**
+ * The values of the string union `T`, all of them: `everyValueOf<T>()([...])`
+ * does not compile while a value of `T` is missing, so an enum of the
+ * contract cannot fall behind the domain's type it describes.
+ */
+export const everyValueOf =
+  <T extends string>() =>
+  <const Values extends readonly [T, ...T[]]>(
+    values: Values & ([T] extends [Values[number]] ? unknown : never),
+  ) =>
+    values;
+
+/** What the document says of a named schema (a `components.schemas` entry). */
+export interface SchemaMeta {
+  readonly id: string;
+  readonly description?: string;
+  readonly examples?: readonly unknown[];
+}
+
+/**
+ * The document's named schemas: request bodies, converted as zod parses them
+ * (their input: optional fields, untrimmed strings), and responses, converted
+ * as the handlers make them (their output). Their metadata lives in zod's
+ * global registry (`.meta`), where the conversion reads every schema's.
+ */
+export const requestSchemas = new Set<z.ZodType>();
+export const responseSchemas = new Set<z.ZodType>();
+
+/** Names a request body schema; the handlers validate with what this returns. */
+export const requestSchema = <S extends z.ZodType>(schema: S, meta: SchemaMeta): S => {
+  const named = schema.meta({ ...meta }) as S;
+  requestSchemas.add(named);
+  return named;
+};
+/** Names a response body schema. */
+export const responseSchema = <S extends z.ZodType>(schema: S, meta: SchemaMeta): S => {
+  const named = schema.meta({ ...meta }) as S;
+  responseSchemas.add(named);
+  return named;
+};
+
+/** The component name of a schema named by `requestSchema` or `responseSchema`. */
+export const schemaId = (schema: z.ZodType): string => {
+  const meta = z.globalRegistry.get(schema);
+  if (typeof meta?.id !== 'string' || !(requestSchemas.has(schema) || responseSchemas.has(schema))) {
+    throw new Error('a body in the contract must be named with requestSchema or responseSchema');
+  }
+  return meta.id;
+};
+
+/** An id the server made, `<prefix>_` and 32 hex digits (opaque to clients; anything else is unknown: 404). */
+export const id = (prefix: string) =>
+  z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`))
+    .meta({ examples: [`${prefix}_${'0123456789abcdef'.repeat(2)}`] });
+/** An ISO-8601 UTC instant as `Date.toISOString` writes it. */
+export const instant = () => z.iso.datetime().meta({ examples: ['2026-11-23T14:05:09.123Z'] });
+
+// ---- errors ------------------------------------------------------------------------------------
+
+const errorShape = <Code extends string, Detail extends z.ZodType>(code: Code, detail: Detail) =>
+  z.strictObject({
+    error: z.strictObject({
+      code: z.literal(code),
+      message: z.string(),
+      details: z.array(detail),
+    }),
+  });
+
+const noDetail = z.never();
+
+export const ValidationError = responseSchema(
+  errorShape(
+    'VALIDATION_ERROR',
+    z.strictObject({
+      field: z.string().meta({ description: 'the field’s path (`items.0.quantity`), or `(body)`' }),
+      message: z.string().optional(),
+    }),
+  ),
+  {
+    id: 'ValidationError',
+    description:
+      'Malformed JSON, a missing or wrong-typed field, an out-of-range value, an unknown field, or a bad header: `details` names each.',
+    examples: [
+      {
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: 'the request is not valid',
+          details: [{ field: 'quantity', message: 'Too big: expected number to be <=1000' }],
+        },
+      },
+    ],
+  },
+);
+
+export const NotFoundError = responseSchema(
+  errorShape(
+    'NOT_FOUND',
+    z.strictObject({
+      field: z.string().meta({ description: 'what was not found, or the field that named it' }),
+      id: z.string(),
+    }),
+  ),
+  {
+    id: 'NotFoundError',
+    description: 'An unknown id (on `POST /orders`, each unknown customer or product the body names).',
+    examples: [
+      {
+        error: {
+          code: 'NOT_FOUND',
+          message: `customer cus_${'0'.repeat(32)} was not found`,
+          details: [{ field: 'customer', id: `cus_${'0'.repeat(32)}` }],
+        },
+      },
+    ],
+  },
+);
+
+export const InsufficientStockError = responseSchema(
+  errorShape(
+    'INSUFFICIENT_STOCK',
+    z.strictObject({ productId: z.string(), requested: z.number().int(), available: z.number().int() }),
+  ),
+  {
+    id: 'InsufficientStockError',
+    description: 'The reservation asks for more than is available; nothing was reserved.',
+    examples: [
+      {
+        error: {
+          code: 'INSUFFICIENT_STOCK',
+          message: `product prd_${'0'.repeat(32)} has 2 available, 3 requested`,
+          details: [{ productId: `prd_${'0'.repeat(32)}`, requested: 3, available: 2 }],
+        },
+      },
+    ],
+  },
+);
+
+export const IdempotencyKeyReusedError = responseSchema(errorShape('IDEMPOTENCY_KEY_REUSED', noDetail), {
+  id: 'IdempotencyKeyReusedError',
+  description: 'This `Idempotency-Key` was used with a different body; nothing was done.',
+});
+
+export const PayloadTooLargeError = responseSchema(errorShape('PAYLOAD_TOO_LARGE', noDetail), {
+  id: 'PayloadTooLargeError',
+  description: 'The body is over 64 KiB.',
+});
+
+export const UnsupportedMediaTypeError = responseSchema(errorShape('UNSUPPORTED_MEDIA_TYPE', noDetail), {
+  id: 'UnsupportedMediaTypeError',
+  description: 'A body that is not JSON (`content-type` other than `application/json` or `*+json`).',
+});
+
+export const ThrottledError = responseSchema(errorShape('THROTTLED', noDetail), {
+  id: 'ThrottledError',
+  description:
+    'Refused before it did anything: send the same request again (same `Idempotency-Key`) after `Retry-After` seconds.',
+});
+
+export const InternalError = responseSchema(errorShape('INTERNAL_ERROR', noDetail), {
+  id: 'InternalError',
+  description: 'A fault of the platform (never bad input); logged with its correlation id.',
+});
+
+/** API Gateway's own answers (its throttle, its body limit, a failed integration): only a message. */
+export const GatewayMessage = responseSchema(z.strictObject({ message: z.string() }), {
+  id: 'GatewayMessage',
+  description: 'An answer of API Gateway itself rather than of the platform’s functions; act on the status.',
+  examples: [{ message: 'Too Many Requests' }],
+});
+
+// ---- operations --------------------------------------------------------------------------------
+
+export type ResponseHeader = 'location' | 'retry-after' | 'preference-applied' | 'x-correlation-id';
+
+export interface ResponseSpec {
+  readonly description: string;
+  /** The JSON body; absent for another content type (`contentType`). */
+  readonly schema?: z.ZodType;
+  readonly contentType?: string;
+  /** Headers the response always carries (x-correlation-id is on every answer of a function anyway). */
+  readonly headers?: readonly ResponseHeader[];
+  /** Headers it may carry. */
+  readonly optionalHeaders?: readonly ResponseHeader[];
+}
+
+export interface OperationSpec {
+  /** `METHOD /path` as the HTTP API's route key. */
+  readonly route: string;
+  readonly operationId: string;
+  readonly tag: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly pathParameters?: Readonly<
+    Record<string, { readonly description: string; readonly prefix: string }>
+  >;
+  readonly body?: z.ZodType;
+  /** A POST that honours `Idempotency-Key`. */
+  readonly idempotent?: boolean;
+  /** Takes `Prefer: wait=N` (POST /orders). */
+  readonly prefer?: boolean;
+  readonly responses: Readonly<Record<number, ResponseSpec>>;
+}
+
+/** The answers every route of a function may give beside its own: throttling and faults. */
+export const commonResponses: Readonly<Record<number, ResponseSpec>> = {
+  429: {
+    description:
+      'Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`.',
+    schema: responseSchema(z.union([ThrottledError, GatewayMessage]), { id: 'Throttled' }),
+    headers: ['retry-after'],
+  },
+  500: {
+    description: 'A fault of the platform, never bad input.',
+    schema: responseSchema(z.union([InternalError, GatewayMessage]), { id: 'InternalFault' }),
+  },
+};
+
+/**
+ * The answers about a request's body that every route reading one gives: the
+ * HTTP edge (functions/shared/http.ts) parses a body on any route.
+ */
+export const bodyResponses: Readonly<Record<number, ResponseSpec>> = {
+  400: { description: 'The request is not valid.', schema: ValidationError },
+  413: {
+    description:
+      'The body is over 64 KiB (over API Gateway’s own 10 MiB it answers `{"message":"Request Entity Too Large"}`).',
+    schema: responseSchema(z.union([PayloadTooLargeError, GatewayMessage]), { id: 'TooLarge' }),
+  },
+  415: { description: 'The body is not JSON.', schema: UnsupportedMediaTypeError },
+};
+
+export const notFoundResponse = (description: string): ResponseSpec => ({
+  description,
+  schema: NotFoundError,
+});
+
+export const keyReusedResponse: ResponseSpec = {
+  description: 'The `Idempotency-Key` was used with a different body.',
+  schema: IdempotencyKeyReusedError,
+};
