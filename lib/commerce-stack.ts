@@ -8,6 +8,7 @@ import {
 } from 'aws-cdk-lib';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import type { Construct } from 'constructs';
+import { acknowledgeTableFindings } from './constructs/event-store-table';
 import { addApiStage } from './constructs/http-routes';
 import { DeadLetterQueue } from './constructs/stream-consumer';
 import { acknowledgeNag } from './nag';
@@ -60,6 +61,7 @@ export class CommerceStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
       removalPolicy: config.removalPolicy,
     });
+    acknowledgeTableFindings(idempotencyTable, config);
 
     const shared = { config, httpApi: this.httpApi, idempotencyTable };
     const accounts = new AccountsService(this, 'Accounts', shared);

@@ -7,6 +7,7 @@ import {
   tablesWritten,
   WRITE_OPERATIONS,
 } from './capacity';
+import { accessKeyOf } from './iam-actions';
 
 /**
  * The local AWS endpoint (the functions' AWS_ENDPOINT_URL). AWS's JSON
@@ -19,6 +20,18 @@ import {
  * operation nobody serves is answered with an error, never forwarded to AWS.
  */
 export type ServiceHandler = (operation: string, input: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * Checks a call before it is served (IAM enforced locally): `caller` is the
+ * SigV4 access key the request was signed with (each function's sandbox has
+ * its own); throws the error to answer with (e.g. AccessDeniedException).
+ */
+export type CallAuthorizer = (
+  caller: string | undefined,
+  prefix: string,
+  operation: string,
+  input: Record<string, unknown>,
+) => void;
 
 /** A path's answer: `body` is sent as JSON, or as it is when it is `text` (with its own content-type). */
 export type PathHandler = (
@@ -49,6 +62,7 @@ export class AwsEndpoint {
   private readonly readObservers: ReadObserver[] = [];
   private readonly routes: PathRoute[] = [];
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  private authorizer?: CallAuthorizer;
   port = 0;
 
   constructor(private readonly dynamoPort: number) {}
@@ -56,6 +70,11 @@ export class AwsEndpoint {
   /** Serves every operation whose target starts with `prefix` (e.g. `AWSEvents.`). */
   register(prefix: string, handler: ServiceHandler) {
     this.services.set(prefix, handler);
+  }
+
+  /** Checks every call to a registered service before it is served (see CallAuthorizer). */
+  authorize(authorizer: CallAuthorizer) {
+    this.authorizer = authorizer;
   }
 
   /** A GET path answering the local cloud's own state (wiring, counters) as JSON. */
@@ -117,7 +136,7 @@ export class AwsEndpoint {
           });
           return;
         }
-        this.serve(target, body).then(
+        this.serve(target, body, String(req.headers.authorization ?? '')).then(
           (output) => {
             res
               .writeHead(200, { 'content-type': 'application/x-amz-json-1.1' })
@@ -136,15 +155,19 @@ export class AwsEndpoint {
     this.port = (this.server.address() as AddressInfo).port;
   }
 
-  private async serve(target: string, body: Buffer) {
+  private async serve(target: string, body: Buffer, authorization: string) {
     const dot = target.indexOf('.');
-    const handler = this.services.get(target.slice(0, dot + 1));
+    const prefix = target.slice(0, dot + 1);
+    const handler = this.services.get(prefix);
     if (!handler) {
       throw Object.assign(new Error(`${target || 'this request'} is not served by the local cloud`), {
         code: 'UnknownOperationException',
       });
     }
-    return handler(target.slice(dot + 1), body.length ? JSON.parse(body.toString('utf8')) : {});
+    const operation = target.slice(dot + 1);
+    const input = body.length ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : {};
+    this.authorizer?.(accessKeyOf(authorization), prefix, operation, input);
+    return handler(operation, input);
   }
 
   private forwardToDynamo(

@@ -7,11 +7,14 @@ import { DynamoJsonClient } from './dynamo-client';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
 import { LocalHttpApi, routeSpecs } from './http-api';
+import { authorize } from './iam';
+import { endpointAuthorizations } from './iam-actions';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { CACHE_DIR } from './maven';
+import { LocalPrincipals } from './principals';
 import { LocalQueues } from './queues';
 import { type FaultRule, LocalStepFunctions } from './stepfunctions';
-import { mappingSpecs, StreamPoller } from './streams';
+import { type MappingSpec, mappingSpecs, StreamPoller } from './streams';
 import { PROJECT_ROOT, synthesize } from './synth';
 import { createTables } from './tables';
 import { Telemetry } from './telemetry';
@@ -130,42 +133,49 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     await endpoint.start(options.awsPort ?? 0);
     stoppers.push(() => endpoint.stop());
 
-    const runtime = new LambdaRuntime(
-      functionSpecs(assembly, resolve, {
-        AWS_ENDPOINT_URL: endpoint.url,
-        // DynamoDB goes straight to DynamoDB Local (the SDK reads service-specific endpoints first);
-        // each sandbox meters its own calls for the counters, instead of this process proxying them.
-        AWS_ENDPOINT_URL_DYNAMODB: dynamoLocal.endpoint,
-        AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamoLocal.endpoint,
-        AWS_ACCESS_KEY_ID: 'local',
-        AWS_SECRET_ACCESS_KEY: 'local',
-        // No X-Ray daemon runs locally: traces would only be dropped.
-        POWERTOOLS_TRACE_ENABLED: 'false',
-        AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
-      }),
-      join(workDir, 'logs'),
-      {
-        echoLogs: options.echoFunctionLogs ?? false,
-        ...(options.maxSandboxesPerFunction === undefined
-          ? {}
-          : { maxSandboxesPerFunction: options.maxSandboxesPerFunction }),
-        ...(options.maxSandboxes === undefined ? {} : { maxSandboxes: options.maxSandboxes }),
-        ...(options.maxLentSandboxes === undefined ? {} : { maxLentSandboxes: options.maxLentSandboxes }),
-        dynamo: {
-          port: dynamoLocal.port,
-          partitionKeys: Object.fromEntries([...tables.values()].map((t) => [t.tableName, t.partitionKey])),
-        },
+    // IAM enforced locally (local/iam.ts): each function's role, read (and checked for what the local
+    // evaluator supports) before anything runs.
+    const principals = new LocalPrincipals(assembly, resolve);
+
+    const specs = functionSpecs(assembly, resolve, {
+      AWS_ENDPOINT_URL: endpoint.url,
+      // DynamoDB goes straight to DynamoDB Local (the SDK reads service-specific endpoints first);
+      // each sandbox meters its own calls for the counters, instead of this process proxying them.
+      AWS_ENDPOINT_URL_DYNAMODB: dynamoLocal.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamoLocal.endpoint,
+      AWS_SECRET_ACCESS_KEY: 'local',
+      // No X-Ray daemon runs locally: traces would only be dropped.
+      POWERTOOLS_TRACE_ENABLED: 'false',
+      AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+    }).map((spec) => ({
+      ...spec,
+      // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it
+      // (DynamoDB Local runs with -sharedDb, so the key does not split its data).
+      environment: { ...spec.environment, AWS_ACCESS_KEY_ID: spec.logicalId },
+    }));
+    const runtime = new LambdaRuntime(specs, join(workDir, 'logs'), {
+      echoLogs: options.echoFunctionLogs ?? false,
+      ...(options.maxSandboxesPerFunction === undefined
+        ? {}
+        : { maxSandboxesPerFunction: options.maxSandboxesPerFunction }),
+      ...(options.maxSandboxes === undefined ? {} : { maxSandboxes: options.maxSandboxes }),
+      ...(options.maxLentSandboxes === undefined ? {} : { maxLentSandboxes: options.maxLentSandboxes }),
+      dynamo: {
+        port: dynamoLocal.port,
+        partitionKeys: Object.fromEntries([...tables.values()].map((t) => [t.tableName, t.partitionKey])),
       },
-    );
+      principalOf: (functionId: string) => principals.functionPolicies(functionId),
+    });
     stoppers.push(() => runtime.stop());
     const telemetry = new Telemetry(tables);
     runtime.onInvocation((r) => telemetry.invocation(r));
     runtime.onMeter((batch) => telemetry.meter(batch));
 
     const queues = new LocalQueues(assembly, join(workDir, 'dead-letters'));
-    const pollers = mappingSpecs(assembly, resolve, tables, runtime).map(
-      (spec) => new StreamPoller(spec, dynamo, runtime, queues, log),
-    );
+    const mappings = mappingSpecs(assembly, resolve, tables, runtime);
+    // As creating the mapping on AWS does: its function's role must read the stream and send to its destination.
+    for (const mapping of mappings) authorizeMapping(principals, mapping);
+    const pollers = mappings.map((spec) => new StreamPoller(spec, dynamo, runtime, queues, log));
     const poke = (tableNames: readonly string[]) => {
       for (const poller of pollers) {
         if (tableNames.includes(poller.spec.tableLogicalId) || tableNames.includes('*')) poller.poke();
@@ -182,7 +192,27 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
 
     // Kept by reference: the admin API replaces the rules while the cloud runs.
     const faults: FaultRule[] = [...(options.faults ?? [])];
-    const stepFunctions = new LocalStepFunctions(assembly, resolve, runtime, log, faults);
+    const stepFunctions = new LocalStepFunctions(
+      assembly,
+      resolve,
+      runtime,
+      log,
+      faults,
+      (machine, functionArn) => {
+        if (!machine.roleArn) throw new Error(`state machine ${machine.logicalId} has no role`);
+        const roleId = principals.roleIdOf(machine.roleArn, `state machine ${machine.logicalId}`);
+        authorize(principals.role(roleId, machine.logicalId), 'lambda:InvokeFunction', [functionArn]);
+      },
+    );
+    // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
+    // stand for the account's administrator and are not checked.
+    endpoint.authorize((caller, prefix, operation, input) => {
+      if (!caller || !runtime.specs.has(caller)) return;
+      const principal = principals.function(caller);
+      for (const { action, resource } of endpointAuthorizations(prefix, operation, input)) {
+        authorize(principal, action, [resource]);
+      }
+    });
     endpoint.register('AWSStepFunctions.', (operation, input) => stepFunctions.handle(operation, input));
     stoppers.push(async () => {
       await stepFunctions.stop();
@@ -192,10 +222,19 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       assembly,
       ruleSpecs(assembly, resolve),
       {
-        lambda: async (arn, input) => {
-          await runtime.invoke(runtime.functionIdOf(arn), input);
+        lambda: async (arn, input, via) => {
+          const functionId = runtime.functionIdOf(arn);
+          // EventBridge invokes a function as allowed by the function's resource policy.
+          if (via) principals.authorizeServiceInvoke(functionId, 'events.amazonaws.com', via.ruleArn);
+          await runtime.invoke(functionId, input);
         },
-        states: async (arn, input) => {
+        states: async (arn, input, via) => {
+          // EventBridge starts an execution with the target's role.
+          if (via) {
+            if (!via.roleArn) throw new Error(`rule ${via.ruleArn}: a state machine target needs a RoleArn`);
+            const roleId = principals.roleIdOf(via.roleArn, `rule ${via.ruleArn}`);
+            authorize(principals.role(roleId, 'events'), 'states:StartExecution', [arn]);
+          }
           await stepFunctions.startExecution(arn, input);
         },
         sqs: (arn, input) => queues.send(arn, input),
@@ -332,6 +371,25 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * What Lambda checks when an event source mapping is created: the function's
+ * role may describe and read the stream (and list streams) and send to the
+ * on-failure destination. A missing grant fails the start, as it fails the
+ * deployment on AWS.
+ */
+function authorizeMapping(principals: LocalPrincipals, mapping: MappingSpec) {
+  const principal = principals.function(mapping.functionId);
+  try {
+    for (const action of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator']) {
+      authorize(principal, action, [mapping.streamArn]);
+    }
+    authorize(principal, 'dynamodb:ListStreams', ['*']);
+    if (mapping.onFailureArn) authorize(principal, 'sqs:SendMessage', [mapping.onFailureArn]);
+  } catch (error) {
+    throw new Error(`event source mapping ${mapping.logicalId}: ${(error as Error).message}`);
   }
 }
 

@@ -1,6 +1,23 @@
 import { aws_dynamodb as dynamodb, aws_iam as iam } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { acknowledgeCheckov } from '../checkov';
 import type { StageConfig } from '../stage-config';
+
+/** The Checkov findings every table of the platform acknowledges, with their reasons. */
+export function acknowledgeTableFindings(table: dynamodb.Table, config: StageConfig) {
+  acknowledgeCheckov(
+    table,
+    'CKV_AWS_119',
+    'encrypted at rest with the AWS managed key (aws/dynamodb); a customer-managed key would add a key and its per-request cost on the hot path, and no requirement here asks for one',
+  );
+  if (!config.pointInTimeRecovery) {
+    acknowledgeCheckov(
+      table,
+      'CKV_AWS_28',
+      `the ${config.stage} stage keeps no backups: its data is disposable; the stages that keep data enable point-in-time recovery (stage-config.ts)`,
+    );
+  }
+}
 
 /**
  * A service's event store: partition key the aggregate id, sort key the
@@ -20,6 +37,7 @@ export class EventStoreTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
       removalPolicy: config.removalPolicy,
     });
+    acknowledgeTableFindings(this.table, config);
   }
 }
 
@@ -98,5 +116,6 @@ export class ViewsTable extends Construct {
       // A read model can always be rebuilt from the events.
       removalPolicy: config.removalPolicy,
     });
+    acknowledgeTableFindings(this.table, config);
   }
 }

@@ -6,6 +6,7 @@ import {
 } from 'aws-cdk-lib';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Construct } from 'constructs';
+import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import type { StageConfig } from '../stage-config';
 
 /** Routes `"METHOD /path"` keys of the HTTP API to one function (a service's API handler). */
@@ -40,6 +41,7 @@ export function addApiStage(scope: Construct, api: apigw.HttpApi, config: StageC
     retention: config.logRetentionDays as logs.RetentionDays,
     removalPolicy: config.removalPolicy,
   });
+  acknowledgeCheckov(accessLogs, 'CKV_AWS_158', LOG_GROUP_KEY_REASON);
   const stage = api.addStage('DefaultStage', {
     stageName: '$default',
     autoDeploy: true,

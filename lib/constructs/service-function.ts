@@ -9,6 +9,7 @@ import {
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
+import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { acknowledgeNag } from '../nag';
 import type { FunctionKind, StageConfig } from '../stage-config';
 
@@ -91,6 +92,29 @@ export class ServiceFunction extends Construct {
       },
     });
 
+    acknowledgeCheckov(logGroup, 'CKV_AWS_158', LOG_GROUP_KEY_REASON);
+    acknowledgeCheckov(
+      this.fn,
+      'CKV_AWS_116',
+      'failures have their own path: API Gateway and Step Functions invoke synchronously and see the error, a stream mapping sends what fails to its on-failure queue, a scheduled invocation to its on-failure destination; a Lambda DLQ (asynchronous invocations only) would add nothing',
+    );
+    acknowledgeCheckov(
+      this.fn,
+      'CKV_AWS_117',
+      'no VPC: the function reaches only AWS APIs (DynamoDB, EventBridge, Step Functions) over TLS, authorized by its role; a VPC would add NAT or interface endpoints (a cost at idle) and nothing to reach inside it',
+    );
+    acknowledgeCheckov(
+      this.fn,
+      'CKV_AWS_173',
+      'the environment holds resource names and settings, no secrets; Lambda encrypts it at rest with its service key',
+    );
+    if (props.config.reservedConcurrency[props.kind] === undefined) {
+      acknowledgeCheckov(
+        this.fn,
+        'CKV_AWS_115',
+        `the ${props.config.stage} stage reserves no concurrency for ${props.kind} functions (the account's unreserved pool and the API's throttle bound them); the stages that serve traffic reserve it per kind (stage-config.ts)`,
+      );
+    }
     acknowledgeNag(
       this,
       'IAM5[Resource::*]',

@@ -2,6 +2,7 @@ import { Duration, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_sqs as sq
 import type * as targets from 'aws-cdk-lib/aws-events-targets';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
+import { acknowledgeCheckov } from '../checkov';
 import { acknowledgeNag } from '../nag';
 import type { StageConfig } from '../stage-config';
 import type { ViewsTable } from './event-store-table';
@@ -17,6 +18,11 @@ export class DeadLetterQueue extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
+    acknowledgeCheckov(
+      this.queue,
+      'CKV_AWS_27',
+      'encrypted at rest with SQS-managed SSE (SqsManagedSseEnabled), which this check does not read (it looks for a KMS key); the AWS managed KMS key would stop EventBridge delivering here, and a customer-managed key costs a key and its requests for queues that hold nothing unless something failed',
+    );
     acknowledgeNag(
       this,
       'SQS3',

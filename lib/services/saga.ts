@@ -10,6 +10,7 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SAGA_SERVICE } from '../../functions/saga/metrics';
+import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
@@ -70,6 +71,11 @@ export class OrderSaga extends Construct {
     }).fn;
     grantSagaWrites(steps);
 
+    const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      retention: config.logRetentionDays as logs.RetentionDays,
+      removalPolicy: config.removalPolicy,
+    });
+    acknowledgeCheckov(executionLogs, 'CKV_AWS_158', LOG_GROUP_KEY_REASON);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromFile(
         join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'),
@@ -78,10 +84,7 @@ export class OrderSaga extends Construct {
       stateMachineType: sfn.StateMachineType[config.workflowType],
       tracingEnabled: true,
       logs: {
-        destination: new logs.LogGroup(this, 'ExecutionLogs', {
-          retention: config.logRetentionDays as logs.RetentionDays,
-          removalPolicy: config.removalPolicy,
-        }),
+        destination: executionLogs,
         // Every state's entry and exit: on EXPRESS this log is the only history of an execution.
         level: sfn.LogLevel.ALL,
         // Inputs and outputs carry customers' orders; the steps' own logs have what a failure needs.

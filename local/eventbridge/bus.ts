@@ -3,7 +3,12 @@ import { ACCOUNT, type Assembly, arnOf, REGION, type Resolve, resourcesOfType } 
 import { type EventPattern, matchesPattern, validatePattern } from './pattern';
 
 /** Delivers an event to one target ARN (a function, a state machine, a queue). */
-export type TargetInvoker = (arn: string, input: unknown) => Promise<void>;
+/** Delivers to a target; `via` is the rule and the role EventBridge uses for it (the target's RoleArn). */
+export type TargetInvoker = (
+  arn: string,
+  input: unknown,
+  via?: { readonly ruleArn: string; readonly roleArn?: string },
+) => Promise<void>;
 
 interface Target {
   readonly id: string;
@@ -12,6 +17,7 @@ interface Target {
   readonly inputPath?: string;
   readonly maximumRetryAttempts: number;
   readonly deadLetterArn?: string;
+  readonly roleArn?: string;
 }
 
 export interface RuleSpec {
@@ -65,6 +71,7 @@ export function ruleSpecs(assembly: Assembly, resolve: Resolve): RuleSpec[] {
           ...(t.InputPath ? { inputPath: String(t.InputPath) } : {}),
           maximumRetryAttempts: retry?.MaximumRetryAttempts ?? 185,
           ...(dlq ? { deadLetterArn: dlq } : {}),
+          ...(t.RoleArn ? { roleArn: String(t.RoleArn) } : {}),
         };
       }),
     };
@@ -218,7 +225,10 @@ export class LocalEventBridge {
     const attempts = Math.min(target.maximumRetryAttempts + 1, LOCAL_MAX_ATTEMPTS);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.invokerFor(target.arn)(target.arn, input);
+        await this.invokerFor(target.arn)(target.arn, input, {
+          ruleArn: rule.arn,
+          ...(target.roleArn ? { roleArn: target.roleArn } : {}),
+        });
         this.stats.deliveries++;
         return;
       } catch (error) {

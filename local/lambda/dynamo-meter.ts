@@ -5,6 +5,8 @@
 // AWS SDK's NodeHttpHandler reads at its first call.
 import http = require('node:http');
 
+import { PassThrough } from 'node:stream';
+
 import {
   askForConsumedCapacity,
   consumedReadUnits,
@@ -13,6 +15,8 @@ import {
   tablesWritten,
   WRITE_OPERATIONS,
 } from '../capacity';
+import { AccessDeniedError, compilePolicies, type Principal, type PrincipalPolicies } from '../iam';
+import { dynamoAuthorizations } from '../iam-actions';
 
 /** One item written: operation, second (epoch), table, partition key value (or null), units, transactional (1/0). */
 export type MeteredWrite = [string, number, string, string | null, number, 0 | 1];
@@ -34,6 +38,12 @@ export interface MeterOptions {
   readonly onWrite: (tables: string[]) => void;
   /** Called whenever something was recorded (the sandbox flushes records made outside an invocation). */
   readonly onRecord?: () => void;
+  /**
+   * The function's role: each call is checked against it before it leaves
+   * (IAM enforced locally); a call it does not allow is answered here as
+   * DynamoDB answers it, and never reaches DynamoDB Local. Absent: no check.
+   */
+  readonly principal?: PrincipalPolicies;
 }
 
 export interface Meter {
@@ -42,6 +52,7 @@ export interface Meter {
 }
 
 const DYNAMODB = 'DynamoDB_20120810.';
+const STREAMS = 'DynamoDBStreams_20120810.';
 
 type Chunk = string | Buffer | Uint8Array;
 const toBuffer = (chunk: Chunk, encoding?: unknown) =>
@@ -55,6 +66,58 @@ function header(headers: unknown, name: string): string | undefined {
     if (k.toLowerCase() === name) return String(v);
   }
   return undefined;
+}
+
+/** DynamoDB's JSON protocol names an error by its shape's full name. */
+const errorType = (code: string) => `com.amazonaws.dynamodb.v20120810#${code}`;
+
+/**
+ * Checks a DynamoDB request against the function's role when its body is
+ * sent (the SDK sends it whole, with `end`). A denied request is not sent:
+ * the caller gets DynamoDB's answer to it, `400 AccessDeniedException` with
+ * IAM's message, and the connection it had taken is dropped. A request the
+ * check cannot read is refused the same way with a message that says so
+ * (never let through unchecked).
+ */
+function enforce(req: http.ClientRequest, principal: Principal, operation: string) {
+  const end = req.end;
+  req.end = function (this: http.ClientRequest, ...args: unknown[]) {
+    const [chunk] = args;
+    let refusal: { code: string; message: string } | undefined;
+    try {
+      const body =
+        chunk && typeof chunk !== 'function' ? toBuffer(chunk as Chunk, args[1]).toString('utf8') : '{}';
+      for (const { action, resource } of dynamoAuthorizations(operation, JSON.parse(body || '{}'))) {
+        const decision = principal.decide(action, resource);
+        if (decision !== 'allowed') {
+          const denied = new AccessDeniedError(principal.arn, action, resource, decision);
+          refusal = { code: denied.code, message: denied.message };
+          break;
+        }
+      }
+    } catch (error) {
+      refusal = { code: 'AccessDeniedException', message: `local IAM check: ${(error as Error).message}` };
+    }
+    if (!refusal) return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
+    const payload = Buffer.from(
+      JSON.stringify({ __type: errorType(refusal.code), message: refusal.message }),
+    );
+    const response = Object.assign(new PassThrough(), {
+      statusCode: 400,
+      statusMessage: 'Bad Request',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'content-length': String(payload.length),
+        'x-amzn-requestid': `local-iam-${Date.now().toString(36)}`,
+      },
+    });
+    response.end(payload);
+    // The request never goes out: its socket is dropped, and the error that makes comes after the answer.
+    this.on('error', () => undefined);
+    this.emit('response', response);
+    this.destroy();
+    return this;
+  } as typeof req.end;
 }
 
 /**
@@ -147,6 +210,8 @@ export function installDynamoMeter(options: MeterOptions): Meter {
     });
   };
 
+  const principal = options.principal ? compilePolicies(options.principal) : undefined;
+
   const request = http.request;
   const metered = function (this: unknown, ...args: unknown[]) {
     const req = (request as (...a: unknown[]) => http.ClientRequest).apply(this, args);
@@ -155,6 +220,10 @@ export function installDynamoMeter(options: MeterOptions): Meter {
       const o = target as http.RequestOptions;
       const amzTarget = Number(o.port) === options.port ? header(o.headers, 'x-amz-target') : undefined;
       if (amzTarget?.startsWith(DYNAMODB)) observe(req, amzTarget.slice(DYNAMODB.length));
+      // Installed last, so that it sees the body first (as the caller sent it) and can stop it.
+      if (principal && (amzTarget?.startsWith(DYNAMODB) || amzTarget?.startsWith(STREAMS))) {
+        enforce(req, principal, amzTarget.slice(amzTarget.indexOf('.') + 1));
+      }
     }
     return req;
   };

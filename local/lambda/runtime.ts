@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
+import type { PrincipalPolicies } from '../iam';
 import type { MeterBatch } from './dynamo-meter';
 
 export interface FunctionSpec {
@@ -187,6 +188,8 @@ export interface LambdaRuntimeOptions {
   readonly eviction?: { readonly minIdleMs?: number; readonly lastSandboxIdleMs?: number };
   /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
   readonly dynamo?: { readonly port: number; readonly partitionKeys: Readonly<Record<string, string>> };
+  /** Each function's role, which its sandbox checks its DynamoDB calls against (absent: no check). */
+  readonly principalOf?: (functionId: string) => PrincipalPolicies;
 }
 
 /**
@@ -436,6 +439,7 @@ export class LambdaRuntime {
                 file: this.meterFile,
                 port: this.options.dynamo.port,
                 partitionKeys: this.options.dynamo.partitionKeys,
+                ...(this.options.principalOf ? { principal: this.options.principalOf(functionId) } : {}),
               },
             }
           : {}),

@@ -30,6 +30,8 @@ const meter = meterSettings
   ? require(meterSettings.file).installDynamoMeter({
       port: meterSettings.port,
       partitionKeys: meterSettings.partitionKeys,
+      // The function's role: its DynamoDB calls are checked against it before they leave (IAM enforced locally).
+      principal: meterSettings.principal,
       onWrite: (tables) => parentPort.postMessage({ written: tables }),
       // Calls made after an invocation answered (work it left running) are reported shortly after.
       onRecord: () => {

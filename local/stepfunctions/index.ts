@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises';
 import { ACCOUNT, type Assembly, REGION, type Resolve } from '../assembly';
+import { AccessDeniedError } from '../iam';
 import { FunctionError, type LambdaRuntime } from '../lambda/runtime';
 import {
   type AslDefinition,
@@ -184,6 +185,15 @@ export class LocalStepFunctions {
     log: (m: string) => void,
     /** Read at every Task attempt: the caller may change the rules in place while executions run. */
     private readonly faults: FaultRule[] = [],
+    /**
+     * Checks that the state machine's role may invoke a Task's function
+     * (`lambda:InvokeFunction` on its ARN), at each attempt; throws the
+     * AccessDeniedError to fail the Task with, as Step Functions does.
+     */
+    private readonly authorizeInvoke?: (
+      machine: { logicalId: string; roleArn?: string },
+      functionArn: string,
+    ) => void,
   ) {
     for (const spec of stateMachineSpecs(assembly, resolve)) {
       const tasks = taskSpecs(spec, (name) => runtime.functionIdOf(name));
@@ -636,7 +646,7 @@ export class LocalStepFunctions {
       }
       this.recordTaskStart(execution, task, input, timeoutSeconds);
       this.stats.taskInvocations++;
-      const attempt = this.attempt(task, input);
+      const attempt = this.attempt(execution.machine, task, input);
       const tracked = attempt.then(
         () => undefined,
         () => undefined,
@@ -658,7 +668,21 @@ export class LocalStepFunctions {
     }
   }
 
-  private async attempt(task: TaskSpec, input: JsonValue): Promise<JsonValue> {
+  /** Lambda's answer to an invocation the state machine's role may not make, as the Task sees it. */
+  private checkInvoke(machine: Machine, functionId: string) {
+    if (!this.authorizeInvoke) return;
+    try {
+      this.authorizeInvoke(machine, `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionId}`);
+    } catch (error) {
+      if (!(error instanceof AccessDeniedError)) throw error;
+      throw new TaskFailure(
+        'Lambda.AWSLambdaException',
+        `${error.message} (Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException; Request ID: ${randomUUID()}; Proxy: null)`,
+      );
+    }
+  }
+
+  private async attempt(machine: Machine, task: TaskSpec, input: JsonValue): Promise<JsonValue> {
     for (const rule of this.faults) {
       if (rule.state !== task.state || Math.random() >= rule.rate) continue;
       if (rule.times !== undefined) {
@@ -673,7 +697,10 @@ export class LocalStepFunctions {
         );
       }
     }
-    if (task.kind === 'function') return (await this.runtime.invoke(task.functionId!, input)) as JsonValue;
+    if (task.kind === 'function') {
+      this.checkInvoke(machine, task.functionId!);
+      return (await this.runtime.invoke(task.functionId!, input)) as JsonValue;
+    }
     const parameters = (input ?? {}) as { FunctionName?: unknown; Payload?: unknown };
     let functionId = task.functionId;
     if (functionId === undefined) {
@@ -686,6 +713,7 @@ export class LocalStepFunctions {
         );
       }
     }
+    this.checkInvoke(machine, functionId);
     const payload = (await this.runtime.invoke(functionId, parameters.Payload ?? {})) as JsonValue;
     const requestId = randomUUID();
     const headers = {
