@@ -1,4 +1,10 @@
-import { Duration, aws_dynamodb as dynamodb, aws_lambda as lambda, aws_sqs as sqs } from 'aws-cdk-lib';
+import {
+  Duration,
+  aws_dynamodb as dynamodb,
+  aws_lambda as lambda,
+  RemovalPolicy,
+  aws_sqs as sqs,
+} from 'aws-cdk-lib';
 import type * as targets from 'aws-cdk-lib/aws-events-targets';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Construct } from 'constructs';
@@ -11,12 +17,14 @@ import { ServiceFunction } from './service-function';
 /** A dead-letter queue: encrypted, TLS only, kept 14 days for inspection and redrive. */
 export class DeadLetterQueue extends Construct {
   readonly queue: sqs.Queue;
-  constructor(scope: Construct, id: string) {
+  /** `removalPolicy`: the stage's, so that prod keeps the failures waiting for a redrive if the queue leaves the template. */
+  constructor(scope: Construct, id: string, removalPolicy: RemovalPolicy) {
     super(scope, id);
     this.queue = new sqs.Queue(this, 'Queue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      removalPolicy,
     });
     acknowledgeCheckov(
       this.queue,

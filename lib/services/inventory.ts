@@ -30,8 +30,8 @@ export class InventoryService extends Construct {
       sortKey: { name: 'expiresAt', type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.KEYS_ONLY,
     });
-    this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures');
-    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures');
+    this.deadLetters = new DeadLetterQueue(this, 'ProjectionFailures', config.removalPolicy);
+    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures', config.removalPolicy);
     this.commandEnvironment = {
       INVENTORY_TABLE: this.events.tableName,
       RESERVATION_TTL_SECONDS: String(config.reservationTtl.toSeconds()),

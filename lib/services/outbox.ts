@@ -28,7 +28,7 @@ export class Outbox extends Construct {
   ) {
     super(scope, id);
     this.bus = new events.EventBus(this, 'Bus', { description: 'Domain events of the commerce platform' });
-    this.deadLetters = new DeadLetterQueue(this, 'PublishFailures');
+    this.deadLetters = new DeadLetterQueue(this, 'PublishFailures', props.config.removalPolicy);
     const publisher = new ServiceFunction(this, 'Publisher', {
       entry: 'outbox/handlers/publisher.ts',
       service: 'outbox',

@@ -103,7 +103,7 @@ export class OrderSaga extends Construct {
     );
     steps.grantInvoke(this.stateMachine);
 
-    this.deadLetters = new DeadLetterQueue(this, 'StartFailures');
+    this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy);
     new events.Rule(this, 'StartOnOrderPlaced', {
       description: 'Starts the order saga for every placed order',
       eventBus: props.bus,
@@ -116,7 +116,7 @@ export class OrderSaga extends Construct {
         }),
       ],
     });
-    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures');
+    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures', config.removalPolicy);
 
     const sweeper = new ServiceFunction(this, 'Sweeper', {
       entry: 'saga/sweeper.ts',

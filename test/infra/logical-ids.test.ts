@@ -59,8 +59,8 @@ describe.each(['dev', 'staging', 'prod'])('the %s stage', (stage) => {
   });
 
   if (stage === 'prod') {
-    test('retains its tables and their history if they ever leave the template', () => {
-      for (const type of ['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup']) {
+    test('retains its tables, their history and the failures waiting for a redrive if they ever leave the template', () => {
+      for (const type of ['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue']) {
         for (const id of idsOf(type)) {
           expect([id, resources[id]?.DeletionPolicy, resources[id]?.UpdateReplacePolicy]).toEqual([
             id,
