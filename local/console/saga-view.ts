@@ -1,3 +1,4 @@
+import type { ConsoleExecution, ExecutionStatus } from '../stepfunctions';
 import type { AslDefinition } from '../stepfunctions/definitions';
 
 /**
@@ -214,8 +215,6 @@ export interface StateResult {
   attempts: Attempt[];
 }
 
-export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
-
 const detailsOf = (event: HistoryEventLike): Record<string, unknown> => {
   const key = Object.keys(event).find((k) => k.endsWith('EventDetails'));
   return key ? ((event[key] as Record<string, unknown> | undefined) ?? {}) : {};
@@ -319,20 +318,19 @@ export function stateResults(
 }
 
 /** An execution as the local Step Functions keeps it (the fields the console reads). */
-export interface ExecutionLike {
-  readonly executionArn: string;
-  readonly name: string;
-  readonly status: ExecutionStatus;
-  /** Epoch milliseconds. */
-  readonly startDate: number;
-  readonly stopDate?: number;
-  readonly input: string;
-  readonly output?: string;
-  readonly error?: string;
-  readonly cause?: string;
-  /** The last state entered. */
-  readonly lastState?: string;
-}
+export type ExecutionLike = Pick<
+  ConsoleExecution,
+  | 'executionArn'
+  | 'name'
+  | 'status'
+  | 'startDate'
+  | 'stopDate'
+  | 'input'
+  | 'output'
+  | 'error'
+  | 'cause'
+  | 'lastState'
+>;
 
 /** The console's status: a saga that ended on its compensation path is COMPENSATED, not SUCCEEDED. */
 export type ConsoleStatus = ExecutionStatus | 'COMPENSATED';
