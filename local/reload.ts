@@ -10,6 +10,17 @@ export interface TemplateChanges {
   readonly other: readonly string[];
 }
 
+/**
+ * Resources that run nothing locally and that nothing local reads: a change
+ * to them needs no restart. (The CDK's metadata also differs between synths
+ * by different CLI runs, with no change to the app.)
+ */
+const NO_LOCAL_EFFECT = new Set([
+  'AWS::CDK::Metadata',
+  'AWS::CloudWatch::Alarm',
+  'AWS::CloudWatch::Dashboard',
+]);
+
 /** A function's resource without what names its bundle (the asset's path and S3 key), and that asset path. */
 function withoutBundle(resource: Resource): { rest: Resource; assetPath: unknown } {
   if (resource.Type !== 'AWS::Lambda::Function') return { rest: resource, assetPath: undefined };
@@ -28,6 +39,7 @@ export function templateChanges(running: Template, next: Template): TemplateChan
   const code = new Map<string, string>();
   const other: string[] = [];
   for (const [id, resource] of Object.entries(next.Resources)) {
+    if (NO_LOCAL_EFFECT.has(resource.Type)) continue;
     const before = running.Resources[id];
     if (!before) {
       other.push(`${id} (${resource.Type}) added`);
@@ -40,7 +52,8 @@ export function templateChanges(running: Template, next: Template): TemplateChan
       code.set(id, now.assetPath);
   }
   for (const [id, resource] of Object.entries(running.Resources)) {
-    if (!next.Resources[id]) other.push(`${id} (${resource.Type}) removed`);
+    if (!next.Resources[id] && !NO_LOCAL_EFFECT.has(resource.Type))
+      other.push(`${id} (${resource.Type}) removed`);
   }
   return { code, other };
 }

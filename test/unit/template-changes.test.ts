@@ -41,6 +41,19 @@ test('a changed environment, table, added or removed resource is reported, not t
   ]);
 });
 
+test('metadata, alarms and dashboards (nothing local reads them) are no change', () => {
+  const metadata = (analytics: string): Resource => ({
+    Type: 'AWS::CDK::Metadata',
+    Properties: { Analytics: analytics },
+  });
+  const changes = templateChanges(
+    template({ Fn: fn('aaa'), CDKMetadata: metadata('v2:deflate64:one') }),
+    template({ Fn: fn('ccc'), CDKMetadata: metadata('v2:deflate64:two') }),
+  );
+  expect([...changes.code]).toEqual([['Fn', 'asset.ccc']]);
+  expect(changes.other).toEqual([]);
+});
+
 test('the same template has no changes', () => {
   const same = template({ Fn: fn('aaa'), Table: table });
   expect(templateChanges(same, same)).toEqual({ code: new Map(), other: [] });
