@@ -13,6 +13,7 @@ import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { CACHE_DIR } from './maven';
 import { LocalPrincipals } from './principals';
 import { LocalQueues } from './queues';
+import { type TemplateChanges, templateChanges } from './reload';
 import { type FaultRule, LocalStepFunctions } from './stepfunctions';
 import { type MappingSpec, mappingSpecs, StreamPoller } from './streams';
 import { PROJECT_ROOT, synthesize } from './synth';
@@ -355,6 +356,32 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       return { reset: true };
     });
 
+    // The assembly the cloud runs; `reload` moves it on when only functions' bundles changed.
+    let running = assembly;
+    /**
+     * Re-synthesizes the app (`npm start -- --watch`) and, if only functions'
+     * bundles changed, points those functions at their new bundles (their
+     * sandboxes are replaced as they free up; DynamoDB Local and its data stay).
+     * Anything else that changed is reported and nothing is applied: tables,
+     * routes, rules and state machines are wired once, at start.
+     */
+    const reload = async (): Promise<TemplateChanges> => {
+      const next = readAssembly(await synthesize(assemblyPath, context, log));
+      const changes = templateChanges(running.template, next.template);
+      if (changes.other.length > 0) return changes;
+      for (const [functionId, assetPath] of changes.code) {
+        const current = runtime.specs.get(functionId)!;
+        const codeDir = join(next.dir, assetPath);
+        runtime.replaceFunction({
+          ...current,
+          codeDir,
+          environment: { ...current.environment, LAMBDA_TASK_ROOT: codeDir },
+        });
+      }
+      running = next;
+      return changes;
+    };
+
     return {
       url: `http://127.0.0.1:${api.port}`,
       awsEndpoint: endpoint.url,
@@ -366,6 +393,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       wiring,
       assembly,
       stats: () => telemetry.snapshot(),
+      reload,
       stop,
     };
   } catch (error) {

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { startLocalCloud } from './cloud';
+import { watchSources } from './reload';
 import { parseFaults } from './stepfunctions';
+import { PROJECT_ROOT } from './synth';
 
 // `npm start`: runs the synthesized app on 127.0.0.1 until Ctrl-C.
 const { values } = parseArgs({
@@ -21,8 +23,13 @@ const { values } = parseArgs({
     'max-lent-sandboxes': { type: 'string' },
     'max-queue-wait-ms': { type: 'string' },
     'max-saga-backlog-ms': { type: 'string' },
+    // Re-synthesize on a change to the sources and run the functions' new bundles (see the README).
+    watch: { type: 'boolean', default: false },
   },
 });
+
+/** What `--watch` watches: the app's sources (as cdk.json's `watch.include` for `cdk watch`). */
+const WATCHED = ['bin', 'lib', 'functions', 'statemachines'];
 
 async function main() {
   const context: Record<string, string> = {};
@@ -61,10 +68,36 @@ async function main() {
       `[local] API listening on ${cloud.url}`,
     ].join('\n'),
   );
+  const stopWatching = values.watch
+    ? watchSources(PROJECT_ROOT, WATCHED, async (files) => {
+        console.log(`[local] changed: ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}`);
+        try {
+          const changes = await cloud.reload();
+          if (changes.other.length > 0) {
+            console.log(
+              `[local] restart npm start to apply: ${changes.other.join(', ')} ` +
+                '(nothing was applied; the functions run the code they ran before)',
+            );
+          } else if (changes.code.size > 0) {
+            console.log(
+              `[local] new code for ${[...changes.code.keys()].join(', ')}: ` +
+                'their next invocations start new sandboxes on it (DynamoDB Local and its data kept)',
+            );
+          } else console.log('[local] the synthesized app did not change');
+        } catch (error) {
+          // A synth failure (a type error, a cdk-nag finding) leaves the cloud running what it ran.
+          console.error(
+            `[local] re-synthesis failed; still running the previous code:\n${(error as Error).message}`,
+          );
+        }
+      })
+    : undefined;
+  if (stopWatching) console.log(`[local] watching ${WATCHED.join(', ')} for changes`);
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    stopWatching?.();
     console.log(`[local] ${signal}: stopping`);
     await cloud.stop();
     process.exit(0);

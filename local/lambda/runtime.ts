@@ -104,6 +104,8 @@ interface Call {
 interface Sandbox {
   readonly id: number;
   readonly pool: Pool;
+  /** What it was started with: once its pool's spec is replaced, it runs old code and takes no more invocations. */
+  readonly spec: FunctionSpec;
   readonly worker: Worker;
   readonly ready: Promise<void>;
   /** `starting` until its handler is loaded; `busy` while an invocation holds it; `stopped` for good. */
@@ -155,9 +157,10 @@ export interface PoolStats {
 }
 
 interface Pool {
-  readonly spec: FunctionSpec;
+  /** Replaced by `replaceFunction` (`npm start -- --watch`): new sandboxes start with the new one. */
+  spec: FunctionSpec;
   /** How many sandboxes the function may have: its reserved concurrency, else the machine-sized cap. */
-  readonly cap: number;
+  cap: number;
   readonly sandboxes: Set<Sandbox>;
   /** Idle sandboxes, the most recently used last (taken first: it is the warmest). */
   readonly idle: Sandbox[];
@@ -268,7 +271,7 @@ function meterBundle(dir: string): string {
  */
 export class LambdaRuntime {
   private readonly pools = new Map<string, Pool>();
-  readonly specs: ReadonlyMap<string, FunctionSpec>;
+  private readonly specsById: Map<string, FunctionSpec>;
   private readonly listeners: ((record: InvocationRecord) => void)[] = [];
   private readonly meterListeners: ((batch: MeterBatch) => void)[] = [];
   private readonly writeListeners: ((tables: readonly string[]) => void)[] = [];
@@ -285,13 +288,12 @@ export class LambdaRuntime {
     options: LambdaRuntimeOptions | boolean = {},
   ) {
     this.options = typeof options === 'boolean' ? { echoLogs: options } : options;
-    this.specs = new Map(specs.map((s) => [s.logicalId, s]));
+    this.specsById = new Map(specs.map((s) => [s.logicalId, s]));
     mkdirSync(logDir, { recursive: true });
-    const perFunction = this.options.maxSandboxesPerFunction ?? DEFAULT_MAX_SANDBOXES_PER_FUNCTION;
     for (const spec of specs) {
       this.pools.set(spec.logicalId, {
         spec,
-        cap: Math.max(1, spec.reservedConcurrency ?? perFunction),
+        cap: this.capOf(spec),
         sandboxes: new Set(),
         idle: [],
         queue: [],
@@ -317,6 +319,36 @@ export class LambdaRuntime {
     const idleMs = this.options.idleMs ?? DEFAULT_SANDBOX_IDLE_MS;
     this.reaper = setInterval(() => this.reclaimIdle(idleMs), Math.min(idleMs, 5_000));
     this.reaper.unref();
+  }
+
+  /** Each function's current spec, by logical id. */
+  get specs(): ReadonlyMap<string, FunctionSpec> {
+    return this.specsById;
+  }
+
+  private capOf(spec: FunctionSpec): number {
+    const perFunction = this.options.maxSandboxesPerFunction ?? DEFAULT_MAX_SANDBOXES_PER_FUNCTION;
+    return Math.max(1, spec.reservedConcurrency ?? perFunction);
+  }
+
+  /**
+   * Points a function at a new spec (its new bundle, after `npm start --
+   * --watch` re-synthesized the app). Its idle sandboxes stop now; a busy one
+   * finishes its invocation and then stops, and one still starting stops as
+   * soon as it is ready, so no invocation that takes a sandbox after this
+   * returns runs the old code: it gets a sandbox started from the new spec
+   * (a cold start, as after a deployment on Lambda).
+   */
+  replaceFunction(spec: FunctionSpec) {
+    const pool = this.pools.get(spec.logicalId);
+    if (!pool) throw new Error(`no local function ${spec.logicalId}`);
+    pool.spec = spec;
+    pool.cap = this.capOf(spec);
+    this.specsById.set(spec.logicalId, spec);
+    for (const sandbox of [...pool.idle]) {
+      pool.stats.reclaimed++;
+      this.stopSandbox(sandbox);
+    }
   }
 
   onInvocation(listener: (record: InvocationRecord) => void) {
@@ -460,6 +492,7 @@ export class LambdaRuntime {
     const sandbox: Sandbox = {
       id: ++this.nextId,
       pool,
+      spec,
       worker,
       ready,
       state: 'starting',
@@ -544,6 +577,11 @@ export class LambdaRuntime {
     this.setPaused(sandbox, false);
     sandbox.onPause = undefined;
     sandbox.waitingSince = 0;
+    // Started from a spec since replaced (replaceFunction): it runs old code, so it takes nothing more.
+    if (sandbox.spec !== sandbox.pool.spec) {
+      sandbox.pool.stats.reclaimed++;
+      return this.stopSandbox(sandbox);
+    }
     const next = sandbox.pool.queue.shift();
     if (next) return next.grant(sandbox);
     // Room lent while others were paused is given back as soon as it is free.
