@@ -795,7 +795,9 @@ export class LambdaRuntime {
   expectedWaitMs(functionId: string): number {
     const pool = this.pools.get(functionId);
     if (!pool || pool.queue.length === 0) return 0;
-    const draining = (pool.queue.length * (pool.recentMs ?? 0)) / Math.max(1, pool.sandboxes.size);
+    // Over the sandboxes the function may grow to (a burst starts them as it queues), not only those it has now.
+    const serving = Math.max(1, pool.sandboxes.size, Math.min(pool.cap, this.maxSandboxes));
+    const draining = (pool.queue.length * (pool.recentMs ?? 0)) / serving;
     return Math.max(performance.now() - pool.queue[0]!.since, draining);
   }
 
