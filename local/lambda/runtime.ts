@@ -448,8 +448,7 @@ export class LambdaRuntime {
     sandbox.onPause = undefined;
     onPause?.();
     const lend = () => {
-      if (!sandbox.paused || this.stopped) return;
-      for (const any of this.pools.values()) if (any.queue.length > any.starting) this.fill(any);
+      if (sandbox.paused && !this.stopped) this.fillAll();
     };
     const lendsInMs = sandbox.waitingSince + LEND_AFTER_PAUSED_MS - now;
     if (lendsInMs <= 0) return lend();
@@ -597,9 +596,12 @@ export class LambdaRuntime {
     sandbox.idleSince = performance.now();
     sandbox.pool.idle.push(sandbox);
     // At the total cap, another function's waiting invocations may need this sandbox's room.
-    if (this.sandboxCount >= this.maxSandboxes) {
-      for (const other of this.pools.values()) if (other.queue.length > other.starting) this.fill(other);
-    }
+    if (this.sandboxCount >= this.maxSandboxes) this.fillAll();
+  }
+
+  /** Starts sandboxes for the invocations waiting in every function's queue, within the caps. */
+  private fillAll() {
+    for (const pool of this.pools.values()) this.fill(pool);
   }
 
   /** Starts sandboxes for the invocations waiting in `pool`'s queue, within the caps. */
@@ -648,7 +650,7 @@ export class LambdaRuntime {
     if (this.refillTimer || this.stopped) return;
     this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined;
-      for (const other of this.pools.values()) if (other.queue.length > other.starting) this.fill(other);
+      this.fillAll();
     }, Math.ceil(delayMs) + 1);
     this.refillTimer.unref();
   }
@@ -789,7 +791,7 @@ export class LambdaRuntime {
    * How long an invocation arriving now would wait for a sandbox, in ms: the
    * longer of what the queue's head has waited so far and what the queue
    * ahead of it takes to drain at the function's recent duration over the
-   * sandboxes it has (0 when a sandbox is free). The head's wait alone lags: a
+   * sandboxes it may grow to (0 when a sandbox is free). The head's wait alone lags: a
    * long queue behind a head that has waited little still means a long wait.
    */
   expectedWaitMs(functionId: string): number {
