@@ -110,10 +110,13 @@ describe('flash sale: one product of six shards, 200 concurrent reservations of 
   });
 
   test('sold out: refusals read and write nothing in the event store', async () => {
-    // Once the sandbox's knowledge has aged, one refusal that reads the shards; then a burst that need not.
+    // Once the sandboxes' knowledge has aged, a burst of refusals that read the shards (one per sandbox the
+    // function has: each keeps its own knowledge, and a burst spreads over all of them); then a burst that need not.
     await sleep(STOCK_CACHE.confirmMs);
     const confirmedAt = Date.now();
-    await post(`/products/${product.productId}/reservations`, { quantity: 1 });
+    await Promise.all(
+      Array.from({ length: 50 }, () => post(`/products/${product.productId}/reservations`, { quantity: 1 })),
+    );
     const before = await eventStoreIo();
     const burst = await Promise.all(
       Array.from({ length: 50 }, () => post(`/products/${product.productId}/reservations`, { quantity: 1 })),
