@@ -1,5 +1,5 @@
 /** The accounts module's HTTP contract: what `POST /customers` takes and what its routes answer. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   bodyResponses,
   commonResponses,

@@ -1,5 +1,5 @@
 /** The docs module's HTTP contract: the OpenAPI document itself and its reference page. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { commonResponses, type OperationSpec, responseSchema } from '../shared/contract';
 
 export const OpenApiDocument = responseSchema(

@@ -5,7 +5,7 @@
  * by the schemas the integration tests check every answer against. Written
  * to openapi/openapi.json by `npm run openapi` and served at GET /openapi.json.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { accountsOperations } from '../accounts';
 import { inventoryOperations } from '../inventory';
 import { ordersOperations } from '../orders';

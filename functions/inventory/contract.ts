@@ -1,5 +1,5 @@
 /** The inventory module's HTTP contract: products, their stock, and reservations of it. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   bodyResponses,
   commonResponses,

@@ -1,5 +1,5 @@
 /** The orders module's HTTP contract: placing an order, reading it and its saga. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SagaStatus, SagaStep } from '../saga';
 import {
   bodyResponses,

@@ -1,5 +1,5 @@
 /** The payments module's HTTP contract. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   commonResponses,
   everyValueOf,

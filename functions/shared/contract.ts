@@ -4,7 +4,7 @@
  * generated from them, requests and responses alike. No AWS import here: the
  * docs function and the document's generator load every module's contract.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
