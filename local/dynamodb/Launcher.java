@@ -65,6 +65,7 @@ public class Launcher {
     System.setOut(System.err);
 
     watchStdin();
+    ignoreInterrupt();
 
     // DynamoDB Local validates -port; the connector's real port is set below.
     String cliPort = String.valueOf(port == 0 ? 8000 : port);
@@ -221,6 +222,18 @@ public class Launcher {
     Field field = owner.getDeclaredField(name);
     field.setAccessible(true);
     return field.get(target);
+  }
+
+  /**
+   * Ignores SIGINT. A terminal's Ctrl-C goes to the whole foreground process
+   * group, this JVM included, but the local cloud stops in order and stops
+   * this JVM last (closing stdin, then SIGTERM): work still finishing in the
+   * cloud (a scheduled sweep, a stream batch) must not find DynamoDB Local
+   * gone, fail, and end in a dead-letter queue that `--data-dir` keeps. The
+   * parent's death still ends it (stdin), and SIGTERM and SIGKILL as ever.
+   */
+  private static void ignoreInterrupt() {
+    sun.misc.Signal.handle(new sun.misc.Signal("INT"), sun.misc.SignalHandler.SIG_IGN);
   }
 
   /** Exits when stdin closes: the parent has gone (or asked us to stop). */
