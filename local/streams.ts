@@ -1,5 +1,5 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
-import type { JsonFile } from './data-dir';
+import type { KeptDocument } from './data-dir';
 import type { DynamoJsonClient } from './dynamo-client';
 import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
 import type { LambdaRuntime } from './lambda/runtime';
@@ -140,7 +140,7 @@ export class StreamPoller {
      * destination). A crash between the function's answer and the write
      * delivers that batch again: at least once, as on AWS.
      */
-    private readonly position?: JsonFile<StreamPosition>,
+    private readonly position?: KeptDocument<StreamPosition>,
   ) {
     const kept = position?.read();
     if (kept?.streamArn === spec.streamArn) {
