@@ -215,17 +215,25 @@ export class StreamPoller {
   /** From the start of the shard, or just after the last record delivered from it. */
   private async iteratorFor(shardId: string): Promise<string> {
     const after = this.delivered.get(shardId);
-    const { ShardIterator } = await this.dynamo.call<{ ShardIterator: string }>(
-      'DynamoDBStreams_20120810.GetShardIterator',
-      {
-        StreamArn: this.spec.streamArn,
-        ShardId: shardId,
-        ...(after
-          ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
-          : { ShardIteratorType: 'TRIM_HORIZON' }),
-      },
-    );
-    return ShardIterator;
+    const iterator = async (position: Record<string, string>) =>
+      (
+        await this.dynamo.call<{ ShardIterator: string }>('DynamoDBStreams_20120810.GetShardIterator', {
+          StreamArn: this.spec.streamArn,
+          ShardId: shardId,
+          ...position,
+        })
+      ).ShardIterator;
+    if (!after) return iterator({ ShardIteratorType: 'TRIM_HORIZON' });
+    try {
+      return await iterator({ ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after });
+    } catch (error) {
+      // A position kept (--data-dir) beyond the stream's 24 hours: what followed it is gone, as on AWS.
+      if ((error as { code?: string }).code !== 'TrimmedDataAccessException') throw error;
+      this.log(
+        `stream ${this.spec.logicalId}: records after ${after} were trimmed; reading ${shardId} from its oldest`,
+      );
+      return iterator({ ShardIteratorType: 'TRIM_HORIZON' });
+    }
   }
 
   private async pollShard(shardId: string, iterator: string): Promise<number> {
