@@ -1,4 +1,5 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
+import type { KeptDocument } from './data-dir';
 import type { DynamoJsonClient } from './dynamo-client';
 import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
 import type { LambdaRuntime } from './lambda/runtime';
@@ -101,6 +102,13 @@ const RETRY_DELAY_MS = 50;
  */
 const POKE_COLLECT_MS = 20;
 
+/** A mapping's position as kept in the data directory: the last sequence number handled, per shard. */
+export interface StreamPosition {
+  /** The stream it is a position in (a table created anew has a new stream: the position is not its). */
+  readonly streamArn: string;
+  readonly delivered: Record<string, string>;
+}
+
 /**
  * One event source mapping: reads its table's stream from the start, shard by
  * shard, and invokes the function with batches as Lambda does — partial batch
@@ -135,7 +143,22 @@ export class StreamPoller {
     private readonly runtime: LambdaRuntime,
     private readonly queues: LocalQueues,
     private readonly log: (message: string) => void,
-  ) {}
+    /**
+     * Where the position is kept (`--data-dir`): read at construction, so the
+     * mapping resumes just after the last record it handled, and written after
+     * each batch is handled (delivered, filtered out, or given up to the
+     * destination). A crash between the function's answer and the write
+     * delivers that batch again: at least once, as on AWS.
+     */
+    private readonly position?: KeptDocument<StreamPosition>,
+  ) {
+    const kept = position?.read();
+    if (kept?.streamArn === spec.streamArn) {
+      for (const [shardId, sequenceNumber] of Object.entries(kept.delivered)) {
+        this.delivered.set(shardId, sequenceNumber);
+      }
+    }
+  }
 
   start() {
     this.loop = this.run();
@@ -210,17 +233,25 @@ export class StreamPoller {
   /** From the start of the shard, or just after the last record delivered from it. */
   private async iteratorFor(shardId: string): Promise<string> {
     const after = this.delivered.get(shardId);
-    const { ShardIterator } = await this.dynamo.call<{ ShardIterator: string }>(
-      'DynamoDBStreams_20120810.GetShardIterator',
-      {
-        StreamArn: this.spec.streamArn,
-        ShardId: shardId,
-        ...(after
-          ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
-          : { ShardIteratorType: 'TRIM_HORIZON' }),
-      },
-    );
-    return ShardIterator;
+    const iterator = async (position: Record<string, string>) =>
+      (
+        await this.dynamo.call<{ ShardIterator: string }>('DynamoDBStreams_20120810.GetShardIterator', {
+          StreamArn: this.spec.streamArn,
+          ShardId: shardId,
+          ...position,
+        })
+      ).ShardIterator;
+    if (!after) return iterator({ ShardIteratorType: 'TRIM_HORIZON' });
+    try {
+      return await iterator({ ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after });
+    } catch (error) {
+      // A position kept (--data-dir) beyond the stream's 24 hours: what followed it is gone, as on AWS.
+      if ((error as { code?: string }).code !== 'TrimmedDataAccessException') throw error;
+      this.log(
+        `stream ${this.spec.logicalId}: records after ${after} were trimmed; reading ${shardId} from its oldest`,
+      );
+      return iterator({ ShardIteratorType: 'TRIM_HORIZON' });
+    }
   }
 
   private async pollShard(shardId: string, iterator: string): Promise<number> {
@@ -244,8 +275,10 @@ export class StreamPoller {
       // As Lambda does: records no filter matches are dropped, and the mapping moves past them.
       const passing = events.filter((e) => passesFilters(this.spec.filters, e));
       this.stats.filtered += events.length - passing.length;
-      if (passing.length > 0) await this.deliver(passing);
+      // Stopped before the batch was handled: its position stays where it was, for the next start.
+      if (passing.length > 0 && !(await this.deliver(passing))) return 0;
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
+      this.position?.write({ streamArn: this.spec.streamArn, delivered: Object.fromEntries(this.delivered) });
     }
     // A closed shard has no next iterator; its children are found on the next refresh.
     this.iterators.set(shardId, page.NextShardIterator ?? null);
@@ -257,8 +290,11 @@ export class StreamPoller {
     return { ...record, eventSourceARN: this.spec.streamArn };
   }
 
-  /** Delivers a batch until it is done: success, partial success, or given up to the destination. */
-  private async deliver(records: StreamRecord[]): Promise<void> {
+  /**
+   * Delivers a batch until it is done: success, partial success, or given up
+   * to the destination. False if the poller stopped before it was done.
+   */
+  private async deliver(records: StreamRecord[]): Promise<boolean> {
     let pending = records;
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
       let failedFrom: number;
@@ -270,7 +306,7 @@ export class StreamPoller {
         const failures = this.spec.reportBatchItemFailures ? (result?.batchItemFailures ?? []) : [];
         if (failures.length === 0) {
           this.stats.records += pending.length;
-          return;
+          return true;
         }
         // Lambda resumes from the lowest failed sequence number; earlier records are done.
         const failed = new Set(failures.map((f) => f.itemIdentifier));
@@ -286,16 +322,15 @@ export class StreamPoller {
       pending = pending.slice(failedFrom);
       if (attempt >= this.spec.maximumRetryAttempts) {
         await this.giveUp(pending);
-        return;
+        return true;
       }
       if (this.spec.bisectOnError && pending.length > 1) {
         const half = Math.ceil(pending.length / 2);
-        await this.deliver(pending.slice(0, half));
-        await this.deliver(pending.slice(half));
-        return;
+        return (await this.deliver(pending.slice(0, half))) && (await this.deliver(pending.slice(half)));
       }
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * (attempt + 1)));
     }
+    return pending.length === 0;
   }
 
   private async giveUp(records: StreamRecord[]) {
