@@ -5,6 +5,7 @@
  * docs function and the document's generator load every module's contract.
  */
 import { z } from 'zod';
+import type { Routes } from './seams';
 
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -213,6 +214,16 @@ export interface OperationSpec {
   readonly prefer?: boolean;
   readonly responses: Readonly<Record<number, ResponseSpec>>;
 }
+
+/**
+ * An operation's route key and id, from its module's routes (seams.ts): the
+ * id is the route's name there, which is also the name of its function in
+ * the module's handler.
+ */
+export const operationOf = <R extends Routes>(routes: R, name: keyof R & string) => ({
+  route: routes[name] as string,
+  operationId: name,
+});
 
 /** The answers every route of a function may give beside its own: throttling and faults. */
 export const commonResponses: Readonly<Record<number, ResponseSpec>> = {
