@@ -51,8 +51,6 @@ export type Values<S extends Record<string, Variable<unknown>>> = { readonly [K 
  * start on a variable missing or malformed rather than on a request).
  */
 export interface Environment<S extends Record<string, Variable<unknown>>> {
-  /** The variables' names, e.g. to explain a test fixture. */
-  readonly names: readonly string[];
   write(values: Values<S>): Record<string, string>;
   read(source: Readonly<Record<string, string | undefined>>): Values<S>;
 }
@@ -60,7 +58,6 @@ export interface Environment<S extends Record<string, Variable<unknown>>> {
 export function environment<S extends Record<string, Variable<unknown>>>(variables: S): Environment<S> {
   const entries = Object.entries(variables) as [keyof S & string, Variable<unknown>][];
   return {
-    names: entries.map(([, v]) => v.name),
     write: (values) =>
       Object.fromEntries(entries.map(([key, v]) => [v.name, v.write(values[key as keyof S])])),
     read: (source) =>

@@ -11,7 +11,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import { Construct } from 'constructs';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { acknowledgeNag } from '../nag';
-import type { Watchlist } from '../observability/watchlist';
+import { type Watchlist, watchLabel } from '../observability/watchlist';
 import type { FunctionKind, StageConfig } from '../stage-config';
 
 const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
@@ -134,8 +134,7 @@ export class ServiceFunction extends Construct {
       'L1',
       'Node.js 22 is pinned: the bundles target node22 and were tested on it; a runtime upgrade is a deliberate change',
     );
-    // Labelled by its service and role, e.g. `InventoryProjector`.
-    props.watchlist.addFunction(`${scope.node.id}${id}`, this.fn);
+    props.watchlist.addFunction(watchLabel(scope, id), this.fn);
   }
 }
 

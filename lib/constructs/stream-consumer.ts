@@ -10,7 +10,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { Construct } from 'constructs';
 import { acknowledgeCheckov } from '../checkov';
 import { acknowledgeNag } from '../nag';
-import type { Watchlist } from '../observability/watchlist';
+import { type Watchlist, watchLabel } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
 import type { ViewsTable } from './event-store-table';
 import { ServiceFunction } from './service-function';
@@ -40,7 +40,7 @@ export class DeadLetterQueue extends Construct {
       'SQS3',
       'this queue is itself a dead-letter queue (of a stream mapping, rule target or async invocation)',
     );
-    watchlist.addDeadLetterQueue(`${scope.node.id}${id}`, this.queue);
+    watchlist.addDeadLetterQueue(watchLabel(scope, id), this.queue);
   }
 }
 

@@ -91,7 +91,7 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: 3,
   });
-  for (const { label, fn } of watchlist.functions.filter((f) => f.consumesStream)) {
+  for (const { label, fn } of watchlist.streamConsumers) {
     alarm(`${label}IteratorAge`, `${label} falls behind its stream`, {
       metric: fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
       threshold: thresholds.streamIteratorAgeMs,

@@ -99,11 +99,9 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
     ]),
     graph(
       'Stream iterator age (ms, max)',
-      watchlist.functions
-        .filter((f) => f.consumesStream)
-        .map(({ label, fn }) =>
-          fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum', label }),
-        ),
+      watchlist.streamConsumers.map(({ label, fn }) =>
+        fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum', label }),
+      ),
     ),
   );
   dashboard.addWidgets(

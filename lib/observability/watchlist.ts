@@ -1,5 +1,9 @@
 import type { aws_sqs as sqs } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+
+/** What names a watched part: its service's id and its own, e.g. `InventoryProjector`, `SagaStartFailures`. */
+export const watchLabel = (service: Construct, id: string) => `${service.node.id}${id}`;
 
 /** A function of the stage as its operator sees it. */
 export interface WatchedFunction {
@@ -30,6 +34,11 @@ export class Watchlist {
 
   get functions(): readonly WatchedFunction[] {
     return this.registeredFunctions;
+  }
+
+  /** The registered functions fed by a table's stream. */
+  get streamConsumers(): readonly WatchedFunction[] {
+    return this.registeredFunctions.filter((f) => f.consumesStream);
   }
 
   get deadLetterQueues(): readonly WatchedQueue[] {

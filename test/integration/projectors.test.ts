@@ -26,7 +26,7 @@ import {
   shardId,
   sumStock,
 } from '../../functions/inventory/domain';
-import { EXPIRY_INDEX } from '../../functions/inventory/seams';
+import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../../functions/inventory/seams';
 import { expiryPartition, type ProductViewItem, type ShardViewItem } from '../../functions/inventory/view';
 import { AggregateStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
@@ -99,11 +99,12 @@ const HANDLER_MODULES: Record<Service, string> = {
 };
 
 /**
- * Loads a fresh copy of a projector module with VIEWS_TABLE set to `table`:
- * it reads its environment (and `shared/aws.ts` builds its client) at load.
+ * Loads a fresh copy of a projector module with its views table set to
+ * `table`, as its construct writes it: it reads its environment (and
+ * `shared/aws.ts` builds its client) at load.
  */
 function loadProjector(service: Service, table: string): Handler {
-  process.env.VIEWS_TABLE = table;
+  Object.assign(process.env, inventoryViewsEnvironment.write({ viewsTable: table }));
   let handler: Handler | undefined;
   jest.isolateModules(() => {
     handler = (require(HANDLER_MODULES[service]) as { handler: Handler }).handler;
