@@ -5,7 +5,6 @@
  * docs function and the document's generator load every module's contract.
  */
 import { z } from 'zod';
-import type { Routes } from './seams';
 
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -220,7 +219,10 @@ export interface OperationSpec {
  * id is the route's name there, which is also the name of its function in
  * the module's handler.
  */
-export const operationOf = <R extends Routes>(routes: R, name: keyof R & string) => ({
+export const operationOf = <R extends Readonly<Record<string, string>>>(
+  routes: R,
+  name: keyof R & string,
+) => ({
   route: routes[name] as string,
   operationId: name,
 });
