@@ -9,9 +9,11 @@ import {
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
+  operationOf,
   requestSchema,
   responseSchema,
 } from '../shared/contract';
+import { ACCOUNTS_ROUTES } from './seams';
 
 export const RegisterCustomer = requestSchema(
   z.strictObject({
@@ -58,8 +60,7 @@ const customerId = { description: 'the customer’s id', prefix: 'cus' };
 
 export const accountsOperations: readonly OperationSpec[] = [
   {
-    route: 'POST /customers',
-    operationId: 'registerCustomer',
+    ...operationOf(ACCOUNTS_ROUTES, 'registerCustomer'),
     tag: 'Accounts',
     summary: 'Register a customer',
     body: RegisterCustomer,
@@ -72,8 +73,7 @@ export const accountsOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'GET /customers/{customerId}',
-    operationId: 'getCustomer',
+    ...operationOf(ACCOUNTS_ROUTES, 'getCustomer'),
     tag: 'Accounts',
     summary: 'Read a customer',
     pathParameters: { customerId },

@@ -11,9 +11,11 @@ import {
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
+  operationOf,
   requestSchema,
   responseSchema,
 } from '../shared/contract';
+import { INVENTORY_ROUTES } from './seams';
 
 const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
@@ -113,8 +115,7 @@ const reservationId = { description: 'the reservation’s id', prefix: 'res' };
 
 export const inventoryOperations: readonly OperationSpec[] = [
   {
-    route: 'POST /products',
-    operationId: 'createProduct',
+    ...operationOf(INVENTORY_ROUTES, 'createProduct'),
     tag: 'Inventory',
     summary: 'Create a product with its initial stock',
     body: CreateProduct,
@@ -127,8 +128,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'GET /products/{productId}',
-    operationId: 'getProduct',
+    ...operationOf(INVENTORY_ROUTES, 'getProduct'),
     tag: 'Inventory',
     summary: 'Read a product and its stock',
     pathParameters: { productId },
@@ -139,8 +139,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'POST /products/{productId}/reservations',
-    operationId: 'reserveStock',
+    ...operationOf(INVENTORY_ROUTES, 'reserveStock'),
     tag: 'Inventory',
     summary: 'Hold units of a product until they expire',
     body: ReserveStock,
@@ -160,8 +159,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'DELETE /products/{productId}/reservations/{reservationId}',
-    operationId: 'releaseReservation',
+    ...operationOf(INVENTORY_ROUTES, 'releaseReservation'),
     tag: 'Inventory',
     summary: 'Release a reservation',
     description: 'Repeating it answers the same.',
@@ -174,8 +172,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'POST /products/{productId}/restock',
-    operationId: 'restockProduct',
+    ...operationOf(INVENTORY_ROUTES, 'restockProduct'),
     tag: 'Inventory',
     summary: 'Receive more stock of a product',
     body: Restock,

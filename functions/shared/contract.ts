@@ -214,6 +214,19 @@ export interface OperationSpec {
   readonly responses: Readonly<Record<number, ResponseSpec>>;
 }
 
+/**
+ * An operation's route key and id, from its module's routes (seams.ts): the
+ * id is the route's name there, which is also the name of its function in
+ * the module's handler.
+ */
+export const operationOf = <R extends Readonly<Record<string, string>>>(
+  routes: R,
+  name: keyof R & string,
+) => ({
+  route: routes[name] as string,
+  operationId: name,
+});
+
 /** The answers every route of a function may give beside its own: throttling and faults. */
 export const commonResponses: Readonly<Record<number, ResponseSpec>> = {
   429: {
