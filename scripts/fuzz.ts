@@ -18,13 +18,17 @@
  * budget is spent). `npm test` runs a short fuzz (test/integration/fuzz.test.ts).
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startLocalCloud } from '../local/cloud';
 import { ensurePythonTool } from './python-tool';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 
 const PROJECT_ROOT = join(__dirname, '..');
+/** Schemathesis' working directory: it keeps a cache there (`.schemathesis/`), and its reports. */
+const WORK_DIR = join(PROJECT_ROOT, 'local', '.cache', 'fuzz');
 
 export const ensureSchemathesis = (log?: (message: string) => void): string =>
   ensurePythonTool({ name: 'schemathesis', version: SCHEMATHESIS_VERSION, executable: 'schemathesis' }, log);
@@ -39,7 +43,10 @@ export const FUZZ_CHECKS = [
 ] as const;
 
 /** Ids of real resources, by the path-parameter name that takes them. */
-export type Fixtures = Record<'customerId' | 'productId' | 'reservationId' | 'orderId' | 'paymentId', string[]>;
+export type Fixtures = Record<
+  'customerId' | 'productId' | 'reservationId' | 'orderId' | 'paymentId',
+  string[]
+>;
 
 async function send<T>(apiUrl: string, method: string, path: string, body?: unknown, headers = {}) {
   const response = await fetch(`${apiUrl}${path}`, {
@@ -93,7 +100,8 @@ export async function seedFixtures(apiUrl: string): Promise<Fixtures> {
   await send(apiUrl, 'DELETE', `/products/${stocked.productId}/reservations/${released.reservationId}`);
   const confirmed = await order(rich.customerId, stocked.productId);
   const declined = await order(broke.customerId, stocked.productId);
-  if (!confirmed.paymentId) throw new Error(`seeding: the order did not settle: ${JSON.stringify(confirmed)}`);
+  if (!confirmed.paymentId)
+    throw new Error(`seeding: the order did not settle: ${JSON.stringify(confirmed)}`);
   return {
     customerId: [rich.customerId, broke.customerId],
     productId: [stocked.productId, soldOut.productId],
@@ -159,10 +167,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     '--report',
     'junit',
     '--report-dir',
-    options.reportDir ?? join(PROJECT_ROOT, 'local', '.cache', 'fuzz-report'),
+    options.reportDir ?? join(WORK_DIR, 'report'),
   ];
+  mkdirSync(WORK_DIR, { recursive: true });
   const child = spawn(schemathesis, args, {
-    cwd: PROJECT_ROOT,
+    cwd: WORK_DIR,
     env: {
       ...process.env,
       PYTHONPATH: join(PROJECT_ROOT, 'scripts'),
@@ -197,7 +206,8 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
 const positiveInteger = (name: string, value: string | undefined) => {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, not ${value}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--${name} must be a non-negative integer, not ${value}`);
   return n;
 };
 
@@ -213,16 +223,14 @@ async function main() {
   });
   const log = (message: string) => console.error(`[fuzz] ${message}`);
   let stopCloud: (() => Promise<void>) | undefined;
-  let apiUrl = values.api?.replace(/\/$/, '');
+  let apiUrl: string;
   let awsEndpoint = values['aws-endpoint']?.replace(/\/$/, '');
-  if (apiUrl) {
+  if (values.api) {
+    apiUrl = values.api.replace(/\/$/, '');
     // `npm start` serves its AWS endpoint (the counters the 4xx check reads) on the API's port plus one.
     const port = /^http:\/\/127\.0\.0\.1:(\d+)$/.exec(apiUrl)?.[1];
     awsEndpoint ??= port ? `http://127.0.0.1:${Number(port) + 1}` : undefined;
-    if (!awsEndpoint) throw new Error('--aws-endpoint is needed with an --api that is not a local cloud');
   } else {
-    // Imported here: `--api` needs none of the local cloud's code.
-    const { startLocalCloud } = await import('../local/cloud');
     // Its own assembly, so that `npm start`'s cdk.out is left alone.
     const cloud = await startLocalCloud({
       port: 0,
@@ -235,11 +243,12 @@ async function main() {
     awsEndpoint = cloud.awsEndpoint;
     log(`local cloud at ${apiUrl} (AWS endpoint ${awsEndpoint})`);
   }
+  if (!awsEndpoint) throw new Error('--aws-endpoint is needed with an --api that is not a local cloud');
   try {
     const seconds = positiveInteger('seconds', values.seconds);
     const result = await fuzz({
       apiUrl,
-      awsEndpoint: awsEndpoint!,
+      awsEndpoint,
       ...(values.cases ? { cases: positiveInteger('cases', values.cases)! } : {}),
       ...(seconds ? { seconds } : {}),
       ...(values.seed ? { seed: positiveInteger('seed', values.seed)! } : {}),

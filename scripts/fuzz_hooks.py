@@ -44,6 +44,7 @@ import os
 import re
 import time
 import urllib.request
+import uuid
 from typing import Any
 
 import requests
@@ -264,3 +265,21 @@ def flatmap_body(ctx: Any, body: Any) -> Any:
             ]
         )
     return st.fixed_dictionaries(strategies)
+
+
+@schemathesis.hook
+def flatmap_headers(ctx: Any, headers: Any) -> Any:
+    """
+    A valid Idempotency-Key as generated or a fresh one: the generator repeats
+    its favourite keys ("0", the document's example), and a reused key answers
+    409 IDEMPOTENCY_KEY_REUSED before the command runs, so without fresh keys
+    few POSTs would reach their commands.
+    """
+    if not isinstance(headers, dict):
+        return st.just(headers)
+    key = headers.get("Idempotency-Key")
+    if not isinstance(key, str) or not 1 <= len(key) <= 128:
+        return st.just(headers)
+    return st.sampled_from([key, None]).map(
+        lambda chosen: {**headers, "Idempotency-Key": chosen or f"fuzz-{uuid.uuid4()}"}
+    )

@@ -10,8 +10,8 @@ import { apiUrl, awsEndpoint } from '../support/api';
  * with the seed that replays it (`npm run fuzz -- --seed K --cases 20`).
  */
 
-/** Cases per operation: the document has 13 operations, and the coverage phase adds its own. */
-const CASES_PER_OPERATION = 20;
+/** Generated cases per operation; Schemathesis' coverage phase adds its own (about 550 requests in all, 40 s). */
+const CASES_PER_OPERATION = 10;
 
 describe('fuzzing from the OpenAPI document', () => {
   beforeAll(() => {
@@ -24,14 +24,20 @@ describe('fuzzing from the OpenAPI document', () => {
       apiUrl: apiUrl(),
       awsEndpoint: awsEndpoint(),
       cases: CASES_PER_OPERATION,
-      reportDir: join(__dirname, '..', '..', 'local', '.cache', 'fuzz-report-test'),
+      reportDir: join(__dirname, '..', '..', 'local', '.cache', 'fuzz', 'report-test'),
     });
     const summary = /=+ SUMMARY =+[\s\S]*$/.exec(result.output)?.[0] ?? result.output.slice(-20_000);
     expect({ exitCode: result.exitCode, failures: result.exitCode === 0 ? '' : summary }).toEqual({
       exitCode: 0,
       failures: '',
     });
-    // A run that sent nothing would pass too: it must have exercised every operation.
-    expect(result.output).toMatch(/API operations:\s+13 selected \/ 13 total/);
+    // A run that sent nothing would pass too: it must have tested every operation of the document.
+    const selected = /Selected: (\d+)\/(\d+)/.exec(result.output);
+    const tested = /Tested: (\d+)/.exec(result.output);
+    expect({ selected: selected?.[1], tested: tested?.[1] }).toEqual({
+      selected: selected?.[2],
+      tested: selected?.[2],
+    });
+    expect(Number(selected?.[2])).toBeGreaterThanOrEqual(12);
   }, 120_000);
 });
