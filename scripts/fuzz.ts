@@ -118,7 +118,8 @@ export interface FuzzOptions {
   readonly cases?: number;
   /** A time budget instead: Schemathesis repeats its phases until it is spent. */
   readonly seconds?: number;
-  readonly seed?: number;
+  /** Schemathesis' seed: an integer, as digits (it prints 128-bit ones, beyond a JavaScript number). */
+  readonly seed?: string;
   /** Where Schemathesis writes its JUnit report. */
   readonly reportDir?: string;
   /** Each line of Schemathesis' output as it comes. */
@@ -131,7 +132,7 @@ export interface FuzzResult {
   readonly exitCode: number | null;
   readonly output: string;
   /** The seed the run used (Schemathesis prints it; pass it back with --seed to replay). */
-  readonly seed: number | undefined;
+  readonly seed: string | undefined;
 }
 
 /** Runs Schemathesis against a running local cloud; resolves when it ends. */
@@ -156,7 +157,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     '--max-examples',
     String(options.cases ?? 1000),
     ...(options.seconds ? ['--max-time', String(options.seconds)] : []),
-    ...(options.seed !== undefined ? ['--seed', String(options.seed)] : []),
+    ...(options.seed !== undefined ? ['--seed', options.seed] : []),
     // Prefer: wait may hold a request up to 10 s.
     '--request-timeout',
     '20',
@@ -199,8 +200,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     child.once('error', reject);
     child.once('close', resolve);
   });
-  const seed = /--seed[= ](\d+)|Seed:\s*(\d+)/i.exec(output);
-  return { exitCode, output, seed: seed ? Number(seed[1] ?? seed[2]) : undefined };
+  return { exitCode, output, seed: /^Seed: (\d+)$/m.exec(output)?.[1] };
 }
 
 const positiveInteger = (name: string, value: string | undefined) => {
@@ -209,6 +209,11 @@ const positiveInteger = (name: string, value: string | undefined) => {
   if (!Number.isInteger(n) || n < 0)
     throw new Error(`--${name} must be a non-negative integer, not ${value}`);
   return n;
+};
+
+const seedOption = (value: string) => {
+  if (!/^\d+$/.test(value)) throw new Error(`--seed must be a non-negative integer, not ${value}`);
+  return value;
 };
 
 async function main() {
@@ -251,7 +256,7 @@ async function main() {
       awsEndpoint,
       ...(values.cases ? { cases: positiveInteger('cases', values.cases)! } : {}),
       ...(seconds ? { seconds } : {}),
-      ...(values.seed ? { seed: positiveInteger('seed', values.seed)! } : {}),
+      ...(values.seed ? { seed: seedOption(values.seed) } : {}),
       onOutput: (text) => process.stdout.write(text),
       log,
     });
