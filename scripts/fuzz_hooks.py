@@ -16,8 +16,9 @@ one request at a time (workers=1), and every request it sends, whatever sends
 it (a generated case, a check's own control request, a probe), goes through
 `requests.Session.send`, which is wrapped here:
   1. Before a request the cloud is made quiescent: no saga execution running,
-     no function invocation busy or queued, and no counter moving for QUIET_MS. Waiting costs time, so it is done only
-     when the previous request wrote something (or a saga still runs): work
+     no function invocation busy or queued, and no counter moving for
+     QUIET_MS. Waiting costs time, so it is done only when the previous
+     request wrote something (or a saga still runs): work
      that happens after a response (stream projectors, the outbox, a 202's
      saga) is always started by a write, so a cloud that was quiescent before
      a request that wrote nothing is still quiescent after it.
@@ -26,7 +27,8 @@ it (a generated case, a check's own control request, a probe), goes through
      after its writes).
   3. A write that showed up later without any request in flight (one a
      handler left running past its answer) is noticed before the next request
-     and charged to the request before it.
+     and charged to the request before it: the check fails on the next
+     response, naming that request.
 One write a 4xx may make, by the contract (shared/api.md, Conventions): a POST
 with an `Idempotency-Key` that the command refused (404, or 409 other than
 IDEMPOTENCY_KEY_REUSED) has its refusal remembered in the idempotency table,
@@ -102,6 +104,10 @@ def _activity() -> tuple[dict[str, Any], Any, bool]:
     return stats, moving, in_flight
 
 
+def _described(writes: dict[str, int]) -> str:
+    return ", ".join(f"{table} +{n}" for table, n in sorted(writes.items()))
+
+
 def _quiescent() -> dict[str, Any]:
     """
     Waits until no saga runs, no function is busy or queued, and no counter
@@ -131,6 +137,8 @@ class _Ledger:
         self.last_writes: dict[str, int] = {}
         self.last_request: requests.PreparedRequest | None = None
         self.last_status = 0
+        # Writes that showed up after a 4xx's answer (step 3), each described; the check reports them.
+        self.late_writes: list[str] = []
 
     def before(self) -> dict[str, int]:
         if not self.quiescent:
@@ -140,8 +148,10 @@ class _Ledger:
         late = _diff(self.last_writes, writes)
         if late and self.last_request is not None and 400 <= self.last_status < 500:
             # Written after the answer, with nothing else in flight: the previous request's doing.
-            previous = getattr(self.last_request, "fuzz_item_writes", {})
-            self.last_request.fuzz_item_writes = {t: previous.get(t, 0) + n for t, n in late.items()}  # type: ignore[attr-defined]
+            self.late_writes.append(
+                f"{self.last_request.method} {self.last_request.url} answered {self.last_status}, "
+                f"then DynamoDB items were written: {_described(late)}"
+            )
         if late or _running(stats) > 0:
             return _writes(_quiescent())
         return writes
@@ -200,6 +210,9 @@ requests.Session.send = _accounted_send  # type: ignore[method-assign]
 @schemathesis.check
 def client_error_wrote_nothing(ctx: Any, response: Any, case: Any) -> None:
     """A request answered 4xx (bad input, unknown id, conflict, throttled) changed no table."""
+    if LEDGER.late_writes:
+        late, LEDGER.late_writes = LEDGER.late_writes, []
+        raise AssertionError("an earlier request wrote after its 4xx answer: " + "; ".join(late))
     if not 400 <= response.status_code < 500:
         return None
     request = response.request
@@ -210,8 +223,7 @@ def client_error_wrote_nothing(ctx: Any, response: Any, case: Any) -> None:
         return None
     if writes:
         raise AssertionError(
-            f"answered {response.status_code} but wrote DynamoDB items: "
-            + ", ".join(f"{table} +{n}" for table, n in sorted(writes.items()))
+            f"answered {response.status_code} but wrote DynamoDB items: {_described(writes)}"
         )
     return None
 
