@@ -12,12 +12,13 @@ import {
   operationOf,
   requestSchema,
   responseSchema,
+  text,
 } from '../shared/contract';
 import { ACCOUNTS_ROUTES } from './seams';
 
 export const RegisterCustomer = requestSchema(
   z.strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: text(200),
     email: z.email().max(254),
     creditLimitCents: integer(0).optional().meta({ description: 'default 100000 ($1,000.00)' }),
   }),

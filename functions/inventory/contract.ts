@@ -14,6 +14,7 @@ import {
   operationOf,
   requestSchema,
   responseSchema,
+  text,
 } from '../shared/contract';
 import { INVENTORY_ROUTES } from './seams';
 
@@ -22,8 +23,8 @@ const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
 
 export const CreateProduct = requestSchema(
   z.strictObject({
-    sku: z.string().trim().min(1).max(64),
-    name: z.string().trim().min(1).max(200),
+    sku: text(64),
+    name: text(200),
     priceCents: integer(1),
     stock: integer(0, 1_000_000_000).meta({ description: 'units received at creation' }),
   }),

@@ -10,6 +10,17 @@ import * as z from 'zod';
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 
 /**
+ * A name-like text: at most `max` characters as sent, trimmed, not empty. The
+ * document says exactly what is accepted: the length is checked before the
+ * trim, and the pattern (not `minLength: 1`) says that white space alone is
+ * refused; `trim().min(1).max(max)` documented " " valid and " " + `max`
+ * characters invalid, and accepted the one and refused the other (found by
+ * `npm run fuzz`).
+ */
+export const text = (max: number) =>
+  z.string().max(max).trim().regex(/\S/, 'must not be empty or white space only');
+
+/**
  * The values of the string union `T`, all of them: `everyValueOf<T>()([...])`
  * does not compile while a value of `T` is missing, so an enum of the
  * contract cannot fall behind the domain's type it describes.
