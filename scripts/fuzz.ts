@@ -8,10 +8,10 @@
  * products, reservations and an order so that path parameters and bodies can
  * name real ids, and runs Schemathesis against the document the API serves
  * (GET /openapi.json) with valid and invalid data, one request at a time. A
- * finding is any of: a 5xx, a status, content type or body the document does
- * not describe, or a request answered 4xx that wrote a DynamoDB item (the
- * local cloud's counters; see scripts/fuzz_hooks.py for why that check is
- * sound). Exits 1 on a finding; its output names the seed that replays it.
+ * finding is any of: a 5xx, a status, content type, header or body the
+ * document does not describe, data the document calls invalid accepted, or a
+ * request answered 4xx that wrote a DynamoDB item (the local cloud's counters;
+ * see scripts/fuzz_hooks.py for why that check is sound). Exits 1 on a finding; its output names the seed that replays it.
  *
  * `--cases` bounds the generated cases per operation (default 1000), `--seconds`
  * spends a time budget instead (Schemathesis then repeats its phases until the
@@ -39,8 +39,18 @@ export const FUZZ_CHECKS = [
   'status_code_conformance',
   'content_type_conformance',
   'response_schema_conformance',
+  'response_headers_conformance',
+  // Data the document calls invalid must be refused: the validation is no looser than the document.
+  'negative_data_rejection',
   'client_error_wrote_nothing',
 ] as const;
+
+/**
+ * Schemathesis' phases: the document's examples, its boundary cases
+ * (coverage), random cases (fuzzing), and sequences that follow the links it
+ * infers from the answers (stateful: create a product, reserve from it, ...).
+ */
+export const ALL_PHASES = ['examples', 'coverage', 'fuzzing', 'stateful'] as const;
 
 /** Ids of real resources, by the path-parameter name that takes them. */
 export type Fixtures = Record<
@@ -120,6 +130,8 @@ export interface FuzzOptions {
   readonly seconds?: number;
   /** Schemathesis' seed: an integer, as digits (it prints 128-bit ones, beyond a JavaScript number). */
   readonly seed?: string;
+  /** Default: all of them. */
+  readonly phases?: readonly (typeof ALL_PHASES)[number][];
   /** Where Schemathesis writes its JUnit report. */
   readonly reportDir?: string;
   /** Each line of Schemathesis' output as it comes. */
@@ -150,7 +162,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     '--mode',
     'all',
     '--phases',
-    'examples,coverage,fuzzing',
+    (options.phases ?? ALL_PHASES).join(','),
     // One request at a time: the 4xx check attributes the counters' moves to the request in flight.
     '--workers',
     '1',
