@@ -1,4 +1,5 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
+import type { DuplicateDelivery } from './duplicates';
 import type { DynamoJsonClient } from './dynamo-client';
 import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
 import type { LambdaRuntime } from './lambda/runtime';
@@ -110,6 +111,8 @@ export class StreamPoller {
   /** The last sequence number delivered per shard, to resume after an iterator goes stale. */
   private readonly delivered = new Map<string, string>();
   private lastError = '';
+  /** Why the batch being delivered last failed (an error, or the records the function reported failed). */
+  private lastDeliveryError = '';
   /** Polls in a row that found nothing, for the idle backoff. */
   private idlePolls = 0;
   private loop?: Promise<void>;
@@ -117,7 +120,7 @@ export class StreamPoller {
    * Records delivered, batches, records that ended in the on-failure destination, and records
    * the mapping's filters dropped (read and passed over, never delivered).
    */
-  readonly stats = { records: 0, batches: 0, failedToDestination: 0, filtered: 0 };
+  readonly stats = { records: 0, batches: 0, failedToDestination: 0, filtered: 0, duplicatedBatches: 0 };
 
   constructor(
     readonly spec: MappingSpec,
@@ -125,6 +128,8 @@ export class StreamPoller {
     private readonly runtime: LambdaRuntime,
     private readonly queues: LocalQueues,
     private readonly log: (message: string) => void,
+    /** Duplicate delivery injected (read at each batch; absent or 0: none). */
+    private readonly duplicates?: Readonly<DuplicateDelivery>,
   ) {}
 
   start() {
@@ -224,7 +229,15 @@ export class StreamPoller {
       // As Lambda does: records no filter matches are dropped, and the mapping moves past them.
       const passing = events.filter((e) => passesFilters(this.spec.filters, e));
       this.stats.filtered += events.length - passing.length;
-      if (passing.length > 0) await this.deliver(passing);
+      if (passing.length > 0) {
+        await this.deliver(passing);
+        // At-least-once: the batch again, as Lambda delivers it when it retries a batch whose answer it lost.
+        const rate = this.duplicates?.streamRecords ?? 0;
+        if (rate > 0 && Math.random() < rate && !this.stopped) {
+          this.stats.duplicatedBatches++;
+          await this.deliver(passing);
+        }
+      }
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
     }
     // A closed shard has no next iterator; its children are found on the next refresh.
@@ -252,12 +265,14 @@ export class StreamPoller {
           this.stats.records += pending.length;
           return;
         }
+        this.lastDeliveryError = `the function reported ${failures.length} of ${pending.length} records failed`;
         // Lambda resumes from the lowest failed sequence number; earlier records are done.
         const failed = new Set(failures.map((f) => f.itemIdentifier));
         failedFrom = pending.findIndex((r) => failed.has(r.dynamodb.SequenceNumber));
         if (failedFrom < 0) failedFrom = 0;
         this.stats.records += failedFrom;
       } catch (error) {
+        this.lastDeliveryError = (error as Error).message;
         this.log(
           `${this.spec.functionId} failed on a batch of ${pending.length}: ${(error as Error).message}`,
         );
@@ -287,6 +302,9 @@ export class StreamPoller {
     // What Lambda sends to an on-failure destination: where the batch was, not the records.
     await this.queues.send(this.spec.onFailureArn, {
       requestContext: { functionArn: this.spec.functionId, condition: 'RetryAttemptsExhausted' },
+      // Lambda's record says only `functionError: Unhandled`; the local one adds the last failure seen, so
+      // that a dead letter can be explained (`npm run chaos` matches it to the fault it injected).
+      responseContext: { functionError: 'Unhandled', localLastError: this.lastDeliveryError },
       DDBStreamBatchInfo: {
         shardId: 'local',
         startSequenceNumber: first,
