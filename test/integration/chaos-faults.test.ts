@@ -84,7 +84,6 @@ describe('DynamoDB refusing calls', () => {
     const e = error as ProvisionedThroughputExceededException;
     expect(e.$metadata.httpStatusCode).toBe(400);
     expect(e.$metadata.attempts).toBe(3);
-    expect(e.$retryable).toEqual({ throttling: true });
     expect(e.message).toMatch(/provisioned throughput for the table was exceeded/);
 
     meter.setDynamoFaults([{ error: 'ThrottlingException', rate: 1 }]);
