@@ -3,6 +3,7 @@ import { AdmissionControl, type AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { CONSOLE_PATH, serveConsole } from './console';
+import { dataDirLayout, JsonFile, lockDataDir } from './data-dir';
 import { noDuplicates, validateDuplicates } from './duplicates';
 import { DynamoJsonClient } from './dynamo-client';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
@@ -17,7 +18,7 @@ import { LocalPrincipals } from './principals';
 import { LocalQueues } from './queues';
 import { type TemplateChanges, templateChanges } from './reload';
 import { type FaultRule, LocalStepFunctions } from './stepfunctions';
-import { type MappingSpec, mappingSpecs, StreamPoller } from './streams';
+import { type MappingSpec, mappingSpecs, StreamPoller, type StreamPosition } from './streams';
 import { PROJECT_ROOT, synthesize } from './synth';
 import { createTables } from './tables';
 import { Telemetry } from './telemetry';
@@ -35,8 +36,15 @@ export interface LocalCloudOptions {
   readonly assemblyDir?: string;
   /** Fires every scheduled rule at this interval instead of its own rate. */
   readonly scheduleIntervalMs?: number;
-  /** Where function logs, dead letters and DynamoDB Local's files go. */
+  /** Where function logs and (without `dataDir`) dead letters go. */
   readonly workDir?: string;
+  /**
+   * Keep the cloud's data in this directory (`--data-dir`), and resume from
+   * it if it holds an earlier start's: DynamoDB Local on disk, the stream
+   * mappings' positions, the dead-letter queues, the scheduled rules' last
+   * times (see local/data-dir.ts). Undefined: everything in memory.
+   */
+  readonly dataDir?: string;
   /** Failures injected into saga Task states from the start (they can be changed later through the admin API). */
   readonly faults?: FaultRule[];
   /** Also print function logs to this process's output. */
@@ -108,8 +116,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       phases[phase] = Math.round(performance.now() - t0);
       return result;
     };
+    const data = options.dataDir === undefined ? undefined : dataDirLayout(resolvePath(options.dataDir));
+    if (data) stoppers.push(lockDataDir(data));
     const [dynamoLocal, assemblyDir] = await Promise.all([
-      timed('dynamodbLocal', startDynamoDbLocal()),
+      timed('dynamodbLocal', startDynamoDbLocal(data ? { dbDir: data.dynamodb } : {})),
       timed('synth', synthesize(assemblyPath, context, log)),
     ]);
     stoppers.push(() => (dynamoLocal as DynamoDbLocal).stop());
@@ -174,13 +184,26 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     runtime.onInvocation((r) => telemetry.invocation(r));
     runtime.onMeter((batch) => telemetry.meter(batch));
 
-    const queues = new LocalQueues(assembly, join(workDir, 'dead-letters'));
+    const queues = data
+      ? new LocalQueues(assembly, data.deadLetters, true)
+      : new LocalQueues(assembly, join(workDir, 'dead-letters'));
     const mappings = mappingSpecs(assembly, resolve, tables, runtime);
     // As creating the mapping on AWS does: its function's role must read the stream and send to its destination.
     for (const mapping of mappings) authorizeMapping(principals, mapping);
     // Duplicate delivery injected by the admin API (off until set); the pollers and the bus read it by reference.
     const duplicates = noDuplicates();
-    const pollers = mappings.map((spec) => new StreamPoller(spec, dynamo, runtime, queues, log, duplicates));
+    const pollers = mappings.map(
+      (spec) =>
+        new StreamPoller(
+          spec,
+          dynamo,
+          runtime,
+          queues,
+          log,
+          data ? new JsonFile<StreamPosition>(join(data.streams, `${spec.logicalId}.json`)) : undefined,
+          duplicates,
+        ),
+    );
     const poke = (tableNames: readonly string[]) => {
       for (const poller of pollers) {
         if (tableNames.includes(poller.spec.tableLogicalId) || tableNames.includes('*')) poller.poke();
@@ -328,7 +351,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     });
     for (const poller of pollers) poller.start();
     stoppers.push(() => Promise.all(pollers.map((p) => p.stop())).then(() => undefined));
-    bus.startSchedules(options.scheduleIntervalMs);
+    bus.startSchedules(options.scheduleIntervalMs, data ? new JsonFile(data.schedules) : undefined);
     await api.start(options.port ?? 3000);
     stoppers.push(() => api.stop());
 

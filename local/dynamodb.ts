@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { CACHE_DIR, fetchedMarker, fetchMavenDependencies, fetchMavenDependenciesAsync } from './maven';
 import { runCommand } from './run-command';
 
@@ -23,6 +23,12 @@ export interface StartDynamoDbLocalOptions {
   heapMb?: number;
   /** JVM tuning flags in place of `defaultJvmFlags(heapMb)` (scripts/bench-dynamodb-local.ts compares them). */
   jvmFlags?: readonly string[];
+  /**
+   * Keep the database on disk in this directory (`-dbPath`; created if
+   * missing) instead of in memory: a later start on the same directory finds
+   * every table, item and stream record. Undefined: in memory.
+   */
+  dbDir?: string;
 }
 
 const HOST = '127.0.0.1';
@@ -132,8 +138,8 @@ function jvmArgs(libDir: string, classDir: string, flags: readonly string[]): st
 }
 
 /**
- * Starts DynamoDB Local in memory (`-inMemory -sharedDb`, telemetry off) on
- * 127.0.0.1. The JVM exits when its stdin closes, so it does not outlive this
+ * Starts DynamoDB Local in memory (`-inMemory -sharedDb`, telemetry off), or
+ * on disk in `dbDir` (`-dbPath`), on 127.0.0.1. The JVM exits when its stdin closes, so it does not outlive this
  * process even if this one is killed; it is also killed on this process's
  * `exit`. Rejects if it is not listening within 120 s.
  */
@@ -147,6 +153,7 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
     throw new Error(`startDynamoDbLocal: invalid heapMb ${heapMb}`);
 
   const { libDir, classDir } = await prepareDynamoDbLocal();
+  if (options.dbDir !== undefined) mkdirSync(options.dbDir, { recursive: true });
   const child: ChildProcessWithoutNullStreams = spawn(
     javaBinary(),
     [
@@ -154,6 +161,7 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
       'Launcher',
       String(requestedPort),
       HOST,
+      ...(options.dbDir === undefined ? [] : [resolvePath(options.dbDir)]),
     ],
     {
       env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' },

@@ -17,6 +17,8 @@ const { values } = parseArgs({
     'sweeper-grace-seconds': { type: 'string' },
     faults: { type: 'string' },
     'assembly-dir': { type: 'string' },
+    // Keep the data on disk here and resume from it (see the README's "Run locally"); default: in memory.
+    'data-dir': { type: 'string' },
     'echo-function-logs': { type: 'boolean', default: false },
     'max-sandboxes': { type: 'string' },
     'max-total-sandboxes': { type: 'string' },
@@ -42,6 +44,7 @@ async function main() {
     stage: values.stage,
     context,
     ...(values['assembly-dir'] ? { assemblyDir: values['assembly-dir'] } : {}),
+    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
     ...(values['schedule-interval-ms'] ? { scheduleIntervalMs: Number(values['schedule-interval-ms']) } : {}),
     faults: parseFaults(values.faults),
     echoFunctionLogs: values['echo-function-logs'],
@@ -64,6 +67,7 @@ async function main() {
       `[local] started in ${(cloud.startupMs / 1000).toFixed(1)} s (${Object.entries(cloud.startupPhases)
         .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(1)} s`)
         .join(', ')})`,
+      ...(values['data-dir'] ? [`[local] data kept in ${values['data-dir']}`] : []),
       `[local] saga console ${cloud.consoleUrl}`,
       `[local] API listening on ${cloud.url}`,
     ].join('\n'),

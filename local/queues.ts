@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Assembly, arnOf, resourcesOfType } from './assembly';
 
@@ -17,14 +17,48 @@ export interface QueuedMessage {
 export class LocalQueues {
   private readonly queues = new Map<string, QueuedMessage[]>();
 
+  /**
+   * `resume` (`--data-dir`): each queue starts with the messages its file
+   * holds from earlier starts, so a dead letter outlives a crash as it would
+   * stay in SQS; otherwise the queues start empty (and the files only grow).
+   */
   constructor(
     assembly: Assembly,
     private readonly dir: string,
+    resume = false,
   ) {
     mkdirSync(dir, { recursive: true });
     for (const [logicalId, r] of resourcesOfType(assembly.template, 'AWS::SQS::Queue')) {
-      this.queues.set(arnOf(logicalId, r), []);
+      const arn = arnOf(logicalId, r);
+      this.queues.set(arn, resume ? this.kept(arn) : []);
     }
+  }
+
+  /**
+   * The messages of a queue's file. A line that is not JSON was cut short
+   * (the process died in the middle of its append): that message was never
+   * sent, since its send had not returned, and is left out. The cut line is
+   * ended here, so that the next message starts a line of its own.
+   */
+  private kept(arn: string): QueuedMessage[] {
+    const file = this.fileOf(arn);
+    if (!existsSync(file)) return [];
+    const text = readFileSync(file, 'utf8');
+    if (text.length > 0 && !text.endsWith('\n')) appendFileSync(file, '\n');
+    const messages: QueuedMessage[] = [];
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        messages.push(JSON.parse(line) as QueuedMessage);
+      } catch {
+        // a torn append: never sent
+      }
+    }
+    return messages;
+  }
+
+  private fileOf(arn: string): string {
+    return join(this.dir, `${arn.split(':').at(-1)}.jsonl`);
   }
 
   get arns(): string[] {
@@ -40,7 +74,7 @@ export class LocalQueues {
       sentAt: new Date().toISOString(),
     };
     queue.push(message);
-    appendFileSync(join(this.dir, `${arn.split(':').at(-1)}.jsonl`), `${JSON.stringify(message)}\n`);
+    appendFileSync(this.fileOf(arn), `${JSON.stringify(message)}\n`);
   }
 
   messages(arn: string): readonly QueuedMessage[] {

@@ -1,4 +1,5 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
+import type { JsonFile } from './data-dir';
 import type { DuplicateDelivery } from './duplicates';
 import type { DynamoJsonClient } from './dynamo-client';
 import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
@@ -94,6 +95,13 @@ const IDLE_POLL_MIN_MS = 500;
 const IDLE_POLL_MAX_MS = 4_000;
 const RETRY_DELAY_MS = 50;
 
+/** A mapping's position as kept in the data directory: the last sequence number handled, per shard. */
+export interface StreamPosition {
+  /** The stream it is a position in (a table created anew has a new stream: the position is not its). */
+  readonly streamArn: string;
+  readonly delivered: Record<string, string>;
+}
+
 /**
  * One event source mapping: reads its table's stream from the start, shard by
  * shard, and invokes the function with batches as Lambda does — partial batch
@@ -128,9 +136,24 @@ export class StreamPoller {
     private readonly runtime: LambdaRuntime,
     private readonly queues: LocalQueues,
     private readonly log: (message: string) => void,
+    /**
+     * Where the position is kept (`--data-dir`): read at construction, so the
+     * mapping resumes just after the last record it handled, and written after
+     * each batch is handled (delivered, filtered out, or given up to the
+     * destination). A crash between the function's answer and the write
+     * delivers that batch again: at least once, as on AWS.
+     */
+    private readonly position?: JsonFile<StreamPosition>,
     /** Duplicate delivery injected (read at each batch; absent or 0: none). */
     private readonly duplicates?: Readonly<DuplicateDelivery>,
-  ) {}
+  ) {
+    const kept = position?.read();
+    if (kept?.streamArn === spec.streamArn) {
+      for (const [shardId, sequenceNumber] of Object.entries(kept.delivered)) {
+        this.delivered.set(shardId, sequenceNumber);
+      }
+    }
+  }
 
   start() {
     this.loop = this.run();
@@ -229,8 +252,9 @@ export class StreamPoller {
       // As Lambda does: records no filter matches are dropped, and the mapping moves past them.
       const passing = events.filter((e) => passesFilters(this.spec.filters, e));
       this.stats.filtered += events.length - passing.length;
+      // Stopped before the batch was handled: its position stays where it was, for the next start.
       if (passing.length > 0) {
-        await this.deliver(passing);
+        if (!(await this.deliver(passing))) return 0;
         // At-least-once: the batch again, as Lambda delivers it when it retries a batch whose answer it lost.
         const rate = this.duplicates?.streamRecords ?? 0;
         if (rate > 0 && Math.random() < rate && !this.stopped) {
@@ -239,6 +263,7 @@ export class StreamPoller {
         }
       }
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
+      this.position?.write({ streamArn: this.spec.streamArn, delivered: Object.fromEntries(this.delivered) });
     }
     // A closed shard has no next iterator; its children are found on the next refresh.
     this.iterators.set(shardId, page.NextShardIterator ?? null);
@@ -250,8 +275,11 @@ export class StreamPoller {
     return { ...record, eventSourceARN: this.spec.streamArn };
   }
 
-  /** Delivers a batch until it is done: success, partial success, or given up to the destination. */
-  private async deliver(records: StreamRecord[]): Promise<void> {
+  /**
+   * Delivers a batch until it is done: success, partial success, or given up
+   * to the destination. False if the poller stopped before it was done.
+   */
+  private async deliver(records: StreamRecord[]): Promise<boolean> {
     let pending = records;
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
       let failedFrom: number;
@@ -263,7 +291,7 @@ export class StreamPoller {
         const failures = this.spec.reportBatchItemFailures ? (result?.batchItemFailures ?? []) : [];
         if (failures.length === 0) {
           this.stats.records += pending.length;
-          return;
+          return true;
         }
         this.lastDeliveryError = `the function reported ${failures.length} of ${pending.length} records failed`;
         // Lambda resumes from the lowest failed sequence number; earlier records are done.
@@ -281,16 +309,15 @@ export class StreamPoller {
       pending = pending.slice(failedFrom);
       if (attempt >= this.spec.maximumRetryAttempts) {
         await this.giveUp(pending);
-        return;
+        return true;
       }
       if (this.spec.bisectOnError && pending.length > 1) {
         const half = Math.ceil(pending.length / 2);
-        await this.deliver(pending.slice(0, half));
-        await this.deliver(pending.slice(half));
-        return;
+        return (await this.deliver(pending.slice(0, half))) && (await this.deliver(pending.slice(half)));
       }
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * (attempt + 1)));
     }
+    return pending.length === 0;
   }
 
   private async giveUp(records: StreamRecord[]) {

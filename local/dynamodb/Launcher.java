@@ -1,10 +1,15 @@
-// Starts AWS's DynamoDB Local in memory, listening only on 127.0.0.1.
+// Starts AWS's DynamoDB Local, in memory or on disk, listening only on 127.0.0.1.
 //
 // Compiled once into local/.cache/dynamodb-launcher by local/dynamodb.ts (at
 // `npm ci`, or at the first start), and run with DynamoDB Local's jars on the
 // class path and sqlite4java's native library on java.library.path:
 //
-//   java -Djava.library.path=LIB -cp 'LIB/*:CLASSES' Launcher PORT [HOST]
+//   java -Djava.library.path=LIB -cp 'LIB/*:CLASSES' Launcher PORT [HOST [DB_DIR]]
+//
+// Without DB_DIR the database is in memory (-inMemory); with it, DynamoDB
+// Local keeps it in DB_DIR/shared-local-instance.db (-dbPath), stream records
+// included, and a later start on the same DB_DIR finds every table, item and
+// stream record as they were (see persistDurably for what a crash keeps).
 //
 // It also runs as a single-file source program (JEP 330), `... -cp 'LIB/*'
 // Launcher.java PORT [HOST]`, at the cost of compiling it at every start.
@@ -52,6 +57,7 @@ public class Launcher {
   public static void main(String[] args) throws Exception {
     int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
     String host = args.length > 1 ? args[1] : "127.0.0.1";
+    String dbDir = args.length > 2 ? args[2] : null;
     if (port < 0 || port > 65535) fail("invalid port " + port);
 
     // Keep stdout for the READY line only.
@@ -62,9 +68,12 @@ public class Launcher {
 
     // DynamoDB Local validates -port; the connector's real port is set below.
     String cliPort = String.valueOf(port == 0 ? 8000 : port);
-    DynamoDBProxyServer proxy =
-        ServerRunner.createServerFromCommandLineArgs(
-            new String[] {"-inMemory", "-sharedDb", "-disableTelemetry", "-port", cliPort});
+    String[] storage = dbDir == null ? new String[] {"-inMemory"} : new String[] {"-dbPath", dbDir};
+    String[] cli = new String[storage.length + 4];
+    System.arraycopy(storage, 0, cli, 0, storage.length);
+    System.arraycopy(
+        new String[] {"-sharedDb", "-disableTelemetry", "-port", cliPort}, 0, cli, storage.length, 4);
+    DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(cli);
 
     Server server = (Server) readField(proxy, DynamoDBProxyServer.class, "server");
     Connector[] connectors = server.getConnectors();
@@ -76,7 +85,9 @@ public class Launcher {
     connector.setPort(port);
     sizeThreadPool(server);
 
-    indexStreamRecords(proxy);
+    SQLiteQueue queue = databaseQueue(proxy);
+    if (dbDir != null) persistDurably(queue);
+    indexStreamRecords(queue);
 
     // safeStart() is Jetty's start() without DynamoDB Local's telemetry call,
     // and lets a bind failure through instead of printing and carrying on.
@@ -113,21 +124,11 @@ public class Launcher {
   }
 
   /**
-   * Creates the shared in-memory database now (DynamoDB Local creates it at
-   * the first request) and, on its one SQLite connection (the database's only
-   * way in), indexes the stream records by stream and by shard, for the first
-   * and last record of a stream or shard.
-   *
-   * GetRecords itself (`WHERE StreamID = ? AND ShardID = ? AND SequenceNumber
-   * >= ? ... ORDER BY SequenceNumber`) must keep reading from its sequence
-   * number on: the bundled SQLite (3.8.7) cannot range over the sequence
-   * number (the rowid) inside an index, so with the shard index it would read
-   * the shard from its first record on every poll. The planner statistics
-   * written here say that a stream or shard is most of the table, so that it
-   * reads by sequence number there and uses the indexes for the first and last
-   * records only.
+   * Creates the shared database now (DynamoDB Local creates it at the first
+   * request) and returns its one SQLite connection's queue (the database's
+   * only way in).
    */
-  private static void indexStreamRecords(DynamoDBProxyServer proxy) throws Exception {
+  private static SQLiteQueue databaseQueue(DynamoDBProxyServer proxy) throws Exception {
     Object serverHandler = readField(proxy, DynamoDBProxyServer.class, "serverHandler");
     Object requestHandler =
         readField(serverHandler, AbstractLocalDynamoDBServerHandler.class, "primaryHandler");
@@ -138,7 +139,36 @@ public class Launcher {
     Object client = getHandler.invoke(requestHandler, "local");
     Object access = readField(client, LocalDBClient.class, "dbAccess");
     if (!(access instanceof SQLiteDBAccess)) fail("unexpected database access " + access);
-    SQLiteQueue queue = (SQLiteQueue) readField(access, SQLiteDBAccess.class, "queue");
+    return (SQLiteQueue) readField(access, SQLiteDBAccess.class, "queue");
+  }
+
+  /**
+   * On disk: what DynamoDB Local has answered is in the database file when
+   * the answer leaves, so a killed process (SIGKILL included) loses nothing
+   * it acknowledged. SQLite writes each transaction to the file before it
+   * commits; `synchronous = OFF` only skips the fsync that would also survive
+   * the operating system's crash or a power loss, which a local cloud need
+   * not (and which would cost a disk flush per write).
+   */
+  private static void persistDurably(SQLiteQueue queue) throws Exception {
+    exec(queue, new String[] {"PRAGMA synchronous = OFF;"});
+  }
+
+  /**
+   * Indexes the stream records by stream and by shard, for the first and
+   * last record of a stream or shard (IF NOT EXISTS: a database on disk has
+   * them from its first start).
+   *
+   * GetRecords itself (`WHERE StreamID = ? AND ShardID = ? AND SequenceNumber
+   * >= ? ... ORDER BY SequenceNumber`) must keep reading from its sequence
+   * number on: the bundled SQLite (3.8.7) cannot range over the sequence
+   * number (the rowid) inside an index, so with the shard index it would read
+   * the shard from its first record on every poll. The planner statistics
+   * written here say that a stream or shard is most of the table, so that it
+   * reads by sequence number there and uses the indexes for the first and last
+   * records only.
+   */
+  private static void indexStreamRecords(SQLiteQueue queue) throws Exception {
     String[] statements = {
       "CREATE INDEX IF NOT EXISTS us_stream ON us (StreamID, SequenceNumber);",
       "CREATE INDEX IF NOT EXISTS us_shard ON us (ShardID, SequenceNumber);",
@@ -150,6 +180,11 @@ public class Launcher {
       // Reloads the statistics.
       "ANALYZE sqlite_master;",
     };
+    exec(queue, statements);
+  }
+
+  /** Runs the statements, in order, on the database's connection. */
+  private static void exec(SQLiteQueue queue, String[] statements) throws Exception {
     queue
         .execute(
             new SQLiteJob<Void>() {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ACCOUNT, type Assembly, arnOf, REGION, type Resolve, resourcesOfType } from '../assembly';
+import type { JsonFile } from '../data-dir';
 import type { DuplicateDelivery } from '../duplicates';
 import { type EventPattern, matchesPattern, validatePattern } from './pattern';
 
@@ -88,6 +89,9 @@ interface PutEventsEntry {
   Time?: number | string;
 }
 
+/** The scheduled times missed while the local cloud was down are fired for this far back at most. */
+const MAX_CATCH_UP_MS = 24 * 3_600_000;
+
 /** At most this many delivery attempts per target locally, whatever the policy's (up to 185). */
 const LOCAL_MAX_ATTEMPTS = 8;
 
@@ -101,6 +105,7 @@ export class LocalEventBridge {
   private readonly buses: Set<string>;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private stopped = false;
   /**
    * `events`: entries accepted on any bus (what EventBridge bills as custom events); `unmatched`:
    * those that matched no rule (put for nothing); `matched`: rule matches.
@@ -144,19 +149,69 @@ export class LocalEventBridge {
     return invoker;
   }
 
-  /** Starts the scheduled rules; `intervalMs` overrides every rate (for tests and demos). */
-  startSchedules(intervalMs?: number) {
+  /**
+   * Starts the scheduled rules; `intervalMs` overrides every rate (for tests and demos).
+   *
+   * With `lastFired` (`--data-dir`), each rule's last scheduled time is kept,
+   * and a start fires first, one after the other and each with its own
+   * `time`, the scheduled times the rule missed while the cloud was down (at
+   * its own rate, for the last 24 hours at most), as EventBridge would have
+   * fired them: the saga sweeper sweeps the window of its event's time, so a
+   * window missed is an order never swept. A time missed by less than the
+   * rate is not: the next one sweeps twice the rate back.
+   */
+  startSchedules(intervalMs?: number, lastFired?: JsonFile<Record<string, number>>) {
+    const fired = lastFired?.read() ?? {};
+    const record = (rule: RuleSpec, at: number) => {
+      if (!lastFired) return;
+      fired[rule.logicalId] = Math.max(fired[rule.logicalId] ?? 0, at);
+      lastFired.write(fired);
+    };
+    const now = Date.now();
     for (const rule of this.rules) {
       if (rule.scheduleMs === undefined || !rule.enabled) continue;
+      const previous = fired[rule.logicalId];
+      if (previous !== undefined) {
+        const missed: number[] = [];
+        for (
+          let at = Math.max(previous, now - MAX_CATCH_UP_MS) + rule.scheduleMs;
+          at < now;
+          at += rule.scheduleMs
+        ) {
+          missed.push(at);
+        }
+        if (missed.length > 0) {
+          this.log(
+            `rule ${rule.logicalId}: firing the ${missed.length} scheduled times missed while stopped`,
+          );
+          const catchUp = (async () => {
+            for (const at of missed) {
+              if (this.stopped) return;
+              const event = this.scheduledEvent(rule, at);
+              this.stats.matched++;
+              for (const target of rule.targets) await this.deliver(rule, target, event);
+              record(rule, at);
+            }
+          })().finally(() => this.inFlight.delete(catchUp));
+          this.inFlight.add(catchUp);
+        }
+      }
       const timer = setInterval(() => {
-        const event = this.envelope({ Source: 'aws.events', DetailType: 'Scheduled Event', Detail: '{}' }, [
-          rule.arn,
-        ]);
-        this.dispatch(rule, event);
+        const at = Date.now();
+        this.dispatch(rule, this.scheduledEvent(rule, at));
+        record(rule, at);
       }, intervalMs ?? rule.scheduleMs);
       timer.unref();
       this.timers.push(timer);
     }
+  }
+
+  /** The event a scheduled rule sends at `at` (epoch milliseconds). */
+  private scheduledEvent(rule: RuleSpec, at: number) {
+    return this.envelope(
+      { Source: 'aws.events', DetailType: 'Scheduled Event', Detail: '{}', Time: new Date(at).toISOString() },
+      [rule.arn],
+    );
   }
 
   private envelope(entry: PutEventsEntry, resources: string[] = entry.Resources ?? []) {
@@ -273,6 +328,7 @@ export class LocalEventBridge {
   }
 
   stop() {
+    this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
   }
 }

@@ -1,0 +1,81 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/**
+ * What the local cloud keeps in `--data-dir DIR` so that a start on the same
+ * DIR resumes where the last one stopped, however it stopped (Ctrl-C or
+ * SIGKILL): DynamoDB Local's database, each stream mapping's position, the
+ * dead-letter queues, and when each scheduled rule last fired. The layout:
+ *
+ * ```text
+ * DIR/dynamodb/shared-local-instance.db   DynamoDB Local (-dbPath): tables, items, stream records
+ * DIR/streams/<mapping>.json              the last sequence number handled per shard
+ * DIR/dead-letters/<queue>.jsonl          every message sent to a queue, one per line
+ * DIR/schedules.json                      each scheduled rule's last scheduled time
+ * DIR/lock                                the process id of the cloud running on it
+ * ```
+ */
+export function dataDirLayout(dataDir: string) {
+  return {
+    root: dataDir,
+    dynamodb: join(dataDir, 'dynamodb'),
+    streams: join(dataDir, 'streams'),
+    deadLetters: join(dataDir, 'dead-letters'),
+    schedules: join(dataDir, 'schedules.json'),
+  };
+}
+
+/**
+ * One JSON document in a file, replaced whole at each write (written beside
+ * it, then renamed over it: rename is atomic, so a crash at any moment
+ * leaves the previous document or the new one, never a torn one). Not
+ * fsynced: it survives the process's crash, not the machine's, as DynamoDB
+ * Local's database does (see Launcher.java).
+ */
+export class JsonFile<T> {
+  constructor(readonly path: string) {}
+
+  /** The document, or undefined if none was written yet. */
+  read(): T | undefined {
+    if (!existsSync(this.path)) return undefined;
+    return JSON.parse(readFileSync(this.path, 'utf8')) as T;
+  }
+
+  write(value: T): void {
+    mkdirSync(dirname(this.path), { recursive: true });
+    const next = `${this.path}.next`;
+    writeFileSync(next, JSON.stringify(value));
+    renameSync(next, this.path);
+  }
+}
+
+/**
+ * Claims the data directory for this process (`DIR/lock`, holding its
+ * process id): two local clouds on one DynamoDB Local database would corrupt
+ * it. A lock left by a process that no longer runs (killed) is taken over.
+ * Returns the release.
+ */
+export function lockDataDir(layout: ReturnType<typeof dataDirLayout>): () => void {
+  const lock = join(layout.root, 'lock');
+  mkdirSync(layout.root, { recursive: true });
+  if (existsSync(lock)) {
+    const holder = Number(readFileSync(lock, 'utf8'));
+    if (Number.isInteger(holder) && holder !== process.pid && isRunning(holder)) {
+      throw new Error(`the data directory ${layout.root} is in use by process ${holder}`);
+    }
+  }
+  writeFileSync(lock, String(process.pid));
+  return () => {
+    if (existsSync(lock) && Number(readFileSync(lock, 'utf8')) === process.pid) rmSync(lock);
+  };
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
