@@ -6,14 +6,12 @@
  * dead-letter message explained by the cell's fault, every cancellation's reason explained.
  * Writes `chaos.md` (the matrix as a table) and `chaos.json`; exits non-zero if a cell fails.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { withThisNode } from '../local/this-node';
+import { CloudProcess } from '../local/cloud-process';
 import { LOAD_DIR } from './artillery';
 import {
   type Cell,
@@ -32,8 +30,6 @@ import { machine } from './report';
 import { runProfile } from './run';
 import { sleep, type Target } from './target';
 
-const ROOT = join(__dirname, '..');
-
 const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '10' },
@@ -41,8 +37,6 @@ const { values } = parseArgs({
     cells: { type: 'string' },
     port: { type: 'string' },
     out: { type: 'string' },
-    // Where the local cloud keeps its data across the crash (its --data-dir).
-    'data-dir': { type: 'string' },
   },
 });
 
@@ -51,110 +45,6 @@ const positive = (name: string, value: string) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`);
   return n;
 };
-
-/** A port p with p + 1 free too (the local cloud's API and its AWS endpoint). */
-async function freePortPair(): Promise<number> {
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        const bound = (server.address() as { port: number }).port;
-        server.close(() => resolve(bound));
-      });
-    });
-  for (let i = 0; i < 20; i++) {
-    const port = await listen(0);
-    if (
-      port > 20_000 &&
-      port < 65_000 &&
-      (await listen(port + 1).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return port;
-  }
-  throw new Error('no free pair of ports');
-}
-
-/**
- * The local cloud as a child process in its own process group (so that the
- * crash can kill all of it, DynamoDB Local included, with one signal).
- */
-class LocalCloudProcess {
-  private child?: ChildProcess;
-  readonly target: Target;
-
-  constructor(
-    private readonly port: number,
-    private readonly logFile: string,
-    private readonly extraArgs: readonly string[],
-  ) {
-    this.target = { api: `http://127.0.0.1:${port}`, awsEndpoint: `http://127.0.0.1:${port + 1}` };
-  }
-
-  async start(timeoutMs = 240_000): Promise<number> {
-    const started = Date.now();
-    const log = createWriteStream(this.logFile, { flags: 'a' });
-    const child = spawn(
-      join(ROOT, 'node_modules', '.bin', 'tsx'),
-      [
-        join(ROOT, 'local', 'main.ts'),
-        '--port',
-        String(this.port),
-        // The sweeper every 15 s rather than every minute: a saga the crash cut off ends sooner.
-        '--schedule-interval-ms',
-        '15000',
-        ...this.extraArgs,
-      ],
-      { cwd: ROOT, env: withThisNode(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-    );
-    this.child = child;
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`the local cloud did not start:\n${output}`)),
-        timeoutMs,
-      );
-      const onData = (chunk: Buffer) => {
-        log.write(chunk);
-        if (output.includes('API listening on')) return;
-        output += chunk.toString();
-        if (output.includes('API listening on')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`the local cloud exited (${code ?? signal}) before it was ready:\n${output}`));
-      });
-    });
-    child.removeAllListeners('exit');
-    return Date.now() - started;
-  }
-
-  /** SIGKILL to the whole process group: the local cloud, its sandboxes and DynamoDB Local, at once. */
-  async kill() {
-    const child = this.child;
-    if (!child?.pid || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(-child.pid, 'SIGKILL');
-    await exited;
-  }
-
-  async stop() {
-    const child = this.child;
-    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(-child.pid, 'SIGTERM');
-    const timeout = sleep(30_000).then(() => 'timeout');
-    if ((await Promise.race([exited, timeout])) === 'timeout') await this.kill();
-  }
-}
 
 async function admin<T>(target: Target, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const response = await fetch(`${target.awsEndpoint}/_local/${path}`, {
@@ -264,10 +154,10 @@ async function chargedTwice(target: Target, customerIds: readonly string[]): Pro
 
 async function runCell(
   cell: Cell,
-  cloud: LocalCloudProcess,
+  cloud: CloudProcess,
   options: { rate: number; seconds: number; dir: string },
 ): Promise<CellResult> {
-  const { target } = cloud;
+  const target: Target = { api: cloud.apiUrl, awsEndpoint: cloud.awsEndpoint };
   const log = (line: string) => console.log(`[${cell.name}] ${line}`);
   const before = new Set((await deadLetters(target)).map((d) => d.messageId));
   await applyFaults(target, cell.faults);
@@ -290,9 +180,10 @@ async function runCell(
       if (!cell.faults.crash) return;
       crash = sleep((options.seconds * 1000) / 2).then(async () => {
         log('SIGKILL to the local cloud’s process group');
-        await cloud.kill();
-        const ms = await cloud.start();
-        log(`started again on its data in ${(ms / 1000).toFixed(1)} s`);
+        await cloud.crash();
+        const t0 = Date.now();
+        await cloud.restart();
+        log(`started again on its data in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       });
       // Reported after the load, where the run waits for it.
       crash.catch(() => undefined);
@@ -335,22 +226,19 @@ async function main() {
   const startedAt = new Date();
   const dir = values.out ?? join(LOAD_DIR, 'out', `chaos-${startedAt.toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(dir, { recursive: true });
-  const port = values.port ? positive('port', values.port) : await freePortPair();
-  const dataDir = values['data-dir'] ?? join(dir, 'data');
-  // Only the crash needs the data on disk; the other cells keep DynamoDB Local in memory (faster).
-  const crashes = cells.some((c) => c.faults.crash);
-  const cloud = new LocalCloudProcess(
-    port,
-    join(dir, 'local-cloud.log'),
-    crashes ? ['--data-dir', dataDir] : [],
-  );
-  console.log(
-    `chaos: ${cells.length} cells at ${rate}/s for ${seconds} s each; local cloud on ${cloud.target.api}`,
-  );
+  const logFile = join(dir, 'local-cloud.log');
+  console.log(`chaos: ${cells.length} cells at ${rate}/s for ${seconds} s each`);
   const results: CellResult[] = [];
+  // One local cloud for every cell, on a data directory, so that the crash can restart it on its data.
+  const cloud = await CloudProcess.start({
+    dataDir: join(dir, 'data'),
+    ...(values.port ? { port: positive('port', values.port) } : {}),
+    // The sweeper every 15 s rather than every minute: sagas the crash cut off end sooner.
+    args: ['--schedule-interval-ms', '15000'],
+    onOutput: (line) => appendFileSync(logFile, `${line}\n`),
+  });
   try {
-    const ms = await cloud.start();
-    console.log(`local cloud started in ${(ms / 1000).toFixed(1)} s (log: ${join(dir, 'local-cloud.log')})`);
+    console.log(`local cloud on ${cloud.apiUrl} (log: ${logFile})`);
     for (const cell of cells) {
       console.log(`\n== ${cell.name}: ${cell.description}`);
       let result: CellResult;
@@ -367,9 +255,13 @@ async function main() {
           taskFailures: 0,
         });
         // Whatever it left in force must not leak into the next cell.
-        await applyFaults(cloud.target, undefined).catch(() => undefined);
+        await applyFaults({ api: cloud.apiUrl, awsEndpoint: cloud.awsEndpoint }, undefined).catch(
+          () => undefined,
+        );
       }
       results.push(result);
+      // A crash whose restart failed leaves no cloud for the next cell: start it again on its data.
+      if (!cloud.running) await cloud.restart();
       console.log(`[${cell.name}] ${result.ok ? 'pass' : `FAIL\n  - ${result.problems.join('\n  - ')}`}`);
     }
   } finally {
