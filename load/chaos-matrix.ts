@@ -70,6 +70,22 @@ const none: CellFaults = {
 const percent = (rate: number) => `${Math.round(rate * 100)}`;
 
 /**
+ * CancelOrder runs only for an order being cancelled, which the mix's ample
+ * stock and credit seldom makes: its cells also send 30% of orders to
+ * compensation (ConfirmOrder failing with its business error, so that stock
+ * reserved and a payment captured must both be undone), or its fault would
+ * meet almost no attempt.
+ */
+const COMPENSATED: StepFault = { state: 'ConfirmOrder', rate: 0.3, error: 'ConfirmationFailed' };
+const withCompensation = (state: string, faults: readonly StepFault[]) =>
+  state === 'CancelOrder' ? [...faults, COMPENSATED] : faults;
+const COMPENSATED_REASONS = (state: string) => (state === 'CancelOrder' ? ['CONFIRMATION_FAILED'] : []);
+const compensationNote = (state: string) =>
+  state === 'CancelOrder'
+    ? ' (30% of orders sent to compensation: ConfirmOrder fails ConfirmationFailed)'
+    : '';
+
+/**
  * The matrix: a baseline; each saga step failing 10% and 50% of its attempts
  * with the retryable `TransientError` and with `StepFailed` (the step's
  * non-retryable error: not retried with backoff, the order cancelled
@@ -85,29 +101,29 @@ export function chaosMatrix(): Cell[] {
     for (const rate of [0.1, 0.5]) {
       cells.push({
         name: `${state}-retryable-${percent(rate)}`,
-        description: `${state} fails ${percent(rate)}% of attempts with TransientError`,
-        faults: { ...none, steps: [{ state, rate, error: 'TransientError' }] },
+        description: `${state} fails ${percent(rate)}% of attempts with TransientError${compensationNote(state)}`,
+        faults: { ...none, steps: withCompensation(state, [{ state, rate, error: 'TransientError' }]) },
         // Five attempts all failing (rate⁵) exhausts the retries.
-        reasons: EXHAUSTED[state],
+        reasons: [...EXHAUSTED[state], ...COMPENSATED_REASONS(state)],
       });
     }
     for (const rate of [0.1, 0.5]) {
       cells.push({
         name: `${state}-fatal-${percent(rate)}`,
-        description: `${state} fails ${percent(rate)}% of attempts with StepFailed (non-retryable)`,
-        faults: { ...none, steps: [{ state, rate, error: 'StepFailed' }] },
-        reasons: state === 'CancelOrder' ? [] : ['STEP_FAILED'],
+        description: `${state} fails ${percent(rate)}% of attempts with StepFailed (non-retryable)${compensationNote(state)}`,
+        faults: { ...none, steps: withCompensation(state, [{ state, rate, error: 'StepFailed' }]) },
+        reasons: state === 'CancelOrder' ? COMPENSATED_REASONS(state) : ['STEP_FAILED'],
       });
     }
     cells.push({
       name: `${state}-late`,
-      description: `30% of ${state}'s attempts start ${TASK_TIMEOUT_SECONDS + 2} s late, past its ${TASK_TIMEOUT_SECONDS} s timeout, and still run`,
+      description: `30% of ${state}'s attempts start ${TASK_TIMEOUT_SECONDS + 2} s late, past its ${TASK_TIMEOUT_SECONDS} s timeout, and still run${compensationNote(state)}`,
       faults: {
         ...none,
-        steps: [{ state, rate: 0.3, delayMs: (TASK_TIMEOUT_SECONDS + 2) * 1000 }],
+        steps: withCompensation(state, [{ state, rate: 0.3, delayMs: (TASK_TIMEOUT_SECONDS + 2) * 1000 }]),
       },
       // Timeouts use up retries and time: the order's own deadline may pass.
-      reasons: [...new Set([...EXHAUSTED[state], 'TIMEOUT'])],
+      reasons: [...new Set([...EXHAUSTED[state], 'TIMEOUT', ...COMPENSATED_REASONS(state)])],
     });
   }
   cells.push({
@@ -123,7 +139,10 @@ export function chaosMatrix(): Cell[] {
   ] as const) {
     cells.push({
       name: `dynamodb-${error === 'TransactionConflict' ? 'conflict' : error === 'ThrottlingException' ? 'throttling' : 'throughput'}-20`,
-      description: `DynamoDB refuses 20% of the functions' calls with ${error}`,
+      description:
+        error === 'TransactionConflict'
+          ? `DynamoDB cancels 20% of the functions' transactions with a TransactionConflict`
+          : `DynamoDB refuses 20% of the functions' calls with ${error}`,
       faults: { ...none, dynamodb: [{ error, rate: 0.2 }] },
       // A call refused past the SDK's retries fails its step's attempt; enough of them exhaust the retries.
       reasons: ['TIMEOUT', 'CONFIRMATION_FAILED', 'STEP_FAILED'],

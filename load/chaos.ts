@@ -160,7 +160,6 @@ async function runCell(
   const target: Target = { api: cloud.apiUrl, awsEndpoint: cloud.awsEndpoint };
   const log = (line: string) => console.log(`[${cell.name}] ${line}`);
   const before = new Set((await deadLetters(target)).map((d) => d.messageId));
-  await applyFaults(target, cell.faults);
   const profile: Profile = {
     ...PROFILES.mix,
     levels: [options.rate],
@@ -176,7 +175,9 @@ async function runCell(
     outDir: join(options.dir, cell.name),
     invariants,
     log,
-    onLevelStart: () => {
+    // The fault is put in force once the cell's data is seeded: the mix runs under it, the setup does not.
+    onLevelStart: async () => {
+      await applyFaults(target, cell.faults);
       if (!cell.faults.crash) return;
       crash = sleep((options.seconds * 1000) / 2).then(async () => {
         log('SIGKILL to the local cloud’s process group');

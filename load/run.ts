@@ -23,8 +23,8 @@ export interface RunOptions {
   readonly seedFile?: string;
   readonly invariants: InvariantOptions;
   readonly log?: (line: string) => void;
-  /** Called as each level's load starts (`npm run chaos` crashes the local cloud during one). */
-  readonly onLevelStart?: (rate: number) => void;
+  /** Awaited as each level's load starts, after the seeding (`npm run chaos` puts its fault in force here). */
+  readonly onLevelStart?: (rate: number) => Promise<void> | void;
   /** Awaited after the load, before the invariants are checked (`npm run chaos` lets its fault run out, then lifts it). */
   readonly beforeInvariants?: () => Promise<void>;
 }
@@ -100,7 +100,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
           }, profile.sampleEverySeconds * 1000)
         : undefined;
     log(`${profile.name}: ${rate}/s for ${profile.durationSeconds} s against ${target.api}`);
-    options.onLevelStart?.(rate);
+    await options.onLevelStart?.(rate);
     let report: Awaited<ReturnType<typeof runArtillery>>;
     try {
       report = await runArtillery({

@@ -22,8 +22,8 @@ export interface DynamoFaultRule {
   readonly rate: number;
   /**
    * The operations refused (e.g. `TransactWriteItems`); default: every
-   * operation the error can answer (a transaction conflict only answers
-   * writes and transactions, as on AWS).
+   * operation for a throughput or throttling error, the transactions for a
+   * transaction conflict (which may also name single writes, never reads).
    */
   readonly operations?: readonly string[];
 }
@@ -68,8 +68,19 @@ export function validateDynamoFaults(rules: unknown): DynamoFaultRule[] {
   });
 }
 
+/**
+ * A transaction conflict refuses transactions unless the rule names single
+ * writes too: under contention AWS cancels a transaction whose items another
+ * transaction holds, while a single write meets one only on an item a
+ * transaction is changing, which a refusal drawn at random cannot know (it
+ * would refuse writes of new items no transaction could hold).
+ */
+const TRANSACTIONS = ['TransactWriteItems', 'TransactGetItems'];
+
 const applies = (rule: DynamoFaultRule, operation: string) =>
-  (rule.operations ?? [...DYNAMODB_OPERATIONS]).includes(operation) &&
+  (
+    rule.operations ?? (rule.error === 'TransactionConflict' ? TRANSACTIONS : [...DYNAMODB_OPERATIONS])
+  ).includes(operation) &&
   (rule.error !== 'TransactionConflict' || CONFLICTING_OPERATIONS.has(operation));
 
 /** The rule that refuses this call, if one draws it (`random` in [0, 1) per rule, for tests). */

@@ -64,6 +64,16 @@ describe('chaos: the matrix', () => {
     expect(cell('CapturePayment-fatal-50').faults.steps[0]!.error).toBe('StepFailed');
   });
 
+  test('a CancelOrder cell sends orders to compensation, or its fault would meet almost no attempt', () => {
+    for (const kind of ['retryable-10', 'fatal-50', 'late']) {
+      const { faults, reasons } = cell(`CancelOrder-${kind}`);
+      expect(faults.steps.map((s) => s.state)).toEqual(['CancelOrder', 'ConfirmOrder']);
+      expect(faults.steps[1]).toMatchObject({ error: 'ConfirmationFailed' });
+      expect(reasons).toContain('CONFIRMATION_FAILED');
+    }
+    expect(cell('ConfirmOrder-fatal-10').faults.steps).toHaveLength(1);
+  });
+
   test('--cells picks cells by name or by prefix, and refuses an unknown one', () => {
     expect(selectCells(matrix, undefined)).toHaveLength(matrix.length);
     expect(selectCells(matrix, 'baseline,crash').map((c) => c.name)).toEqual(['baseline', 'crash']);
@@ -182,10 +192,14 @@ describe('local faults: their settings', () => {
     expect(() => validateDynamoFaults({})).toThrow(/array/);
   });
 
-  test('a transaction conflict refuses only writes and transactions; the draw is per rule', () => {
+  test('a transaction conflict refuses transactions, and single writes only when named; the draw is per rule', () => {
     const conflict = [{ error: 'TransactionConflict', rate: 1 }] as const;
     expect(refusalFor(conflict, 'Query')).toBeUndefined();
+    expect(refusalFor(conflict, 'PutItem')).toBeUndefined();
     expect(refusalFor(conflict, 'TransactWriteItems')).toEqual(conflict[0]);
+    const writes = [{ error: 'TransactionConflict', rate: 1, operations: ['PutItem', 'Query'] }] as const;
+    expect(refusalFor(writes, 'PutItem')).toEqual(writes[0]);
+    expect(refusalFor(writes, 'Query')).toBeUndefined();
     const half = [{ error: 'ThrottlingException', rate: 0.5 }] as const;
     expect(refusalFor(half, 'GetItem', () => 0.49)).toEqual(half[0]);
     expect(refusalFor(half, 'GetItem', () => 0.5)).toBeUndefined();
