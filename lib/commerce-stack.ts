@@ -2,7 +2,6 @@ import {
   aws_apigatewayv2 as apigw,
   CfnOutput,
   aws_dynamodb as dynamodb,
-  aws_lambda as lambda,
   Stack,
   type StackProps,
 } from 'aws-cdk-lib';
@@ -10,9 +9,9 @@ import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import type { Construct } from 'constructs';
 import { acknowledgeTableFindings } from './constructs/event-store-table';
 import { addApiStage } from './constructs/http-routes';
-import { DeadLetterQueue } from './constructs/stream-consumer';
 import { acknowledgeNag } from './nag';
 import { Observability } from './observability';
+import { Watchlist } from './observability/watchlist';
 import { AccountsService } from './services/accounts';
 import { ApiDocs } from './services/docs';
 import { InventoryService } from './services/inventory';
@@ -32,6 +31,8 @@ export interface CommerceStackProps extends StackProps {
  */
 export class CommerceStack extends Stack {
   readonly httpApi: apigw.HttpApi;
+  /** What the stage's alarms and dashboard watch, as each construct registered it. */
+  readonly watchlist = new Watchlist();
 
   constructor(scope: Construct, id: string, props: CommerceStackProps) {
     super(scope, id, props);
@@ -63,14 +64,16 @@ export class CommerceStack extends Stack {
     });
     acknowledgeTableFindings(idempotencyTable, config);
 
-    const shared = { config, httpApi: this.httpApi, idempotencyTable };
+    const { watchlist } = this;
+    const shared = { config, httpApi: this.httpApi, idempotencyTable, watchlist };
     const accounts = new AccountsService(this, 'Accounts', shared);
     const inventory = new InventoryService(this, 'Inventory', shared);
     const orders = new OrdersService(this, 'Orders', { ...shared, accounts, inventory });
     const payments = new PaymentsService(this, 'Payments', shared);
-    new ApiDocs(this, 'Docs', { config, httpApi: this.httpApi });
+    new ApiDocs(this, 'Docs', { config, httpApi: this.httpApi, watchlist });
     const outbox = new Outbox(this, 'Outbox', {
       config,
+      watchlist,
       eventTables: {
         Customer: accounts.events,
         Product: inventory.events,
@@ -81,6 +84,7 @@ export class CommerceStack extends Stack {
     });
     const saga = new OrderSaga(this, 'Saga', {
       config,
+      watchlist,
       bus: outbox.bus,
       accounts,
       inventory,
@@ -97,17 +101,12 @@ export class CommerceStack extends Stack {
       );
     }
 
-    const deadLetterQueues = this.node
-      .findAll()
-      .filter((c): c is DeadLetterQueue => c instanceof DeadLetterQueue)
-      .map((dlq) => ({ name: `${dlq.node.scope!.node.id}${dlq.node.id}`, queue: dlq.queue }));
     const observability = new Observability(this, 'Observability', {
       config,
       httpApi: this.httpApi,
       apiStage,
       stateMachine: saga.stateMachine,
-      functions: this.node.findAll().filter((c): c is lambda.Function => c instanceof lambda.Function),
-      deadLetterQueues,
+      watchlist,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.httpApi.apiEndpoint, description: 'The HTTP API base URL' });
@@ -123,7 +122,7 @@ export class CommerceStack extends Stack {
       value: observability.alarmTopic.topicArn,
       description: 'Alarms are published here: subscribe the on-call',
     });
-    for (const { name, queue } of deadLetterQueues) {
+    for (const { name, queue } of watchlist.deadLetterQueues) {
       new CfnOutput(this, `${name}QueueUrl`, {
         value: queue.queueUrl,
         description: `Dead letters of ${name}: redrive with scripts/redrive-dlq.ts`,

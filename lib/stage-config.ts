@@ -1,4 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { ACCOUNTS_ROUTES } from '../functions/accounts/seams';
+import { INVENTORY_ROUTES } from '../functions/inventory/seams';
+import { ORDERS_ROUTES } from '../functions/orders/seams';
 
 export const STAGES = ['dev', 'staging', 'prod'] as const;
 export type StageName = (typeof STAGES)[number];
@@ -81,10 +84,14 @@ const shared = {
 } as const;
 
 /** The write routes that take the load: placing orders and holding stock in a flash sale. */
-const ORDER_ROUTE = 'POST /orders';
-const RESERVATION_ROUTE = 'POST /products/{productId}/reservations';
+const ORDER_ROUTE = ORDERS_ROUTES.placeOrder;
+const RESERVATION_ROUTE = INVENTORY_ROUTES.reserveStock;
 /** Catalogue and customer writes are back-office traffic. */
-const BACK_OFFICE_ROUTES = ['POST /customers', 'POST /products', 'POST /products/{productId}/restock'];
+const BACK_OFFICE_ROUTES = [
+  ACCOUNTS_ROUTES.registerCustomer,
+  INVENTORY_ROUTES.createProduct,
+  INVENTORY_ROUTES.restockProduct,
+];
 
 const backOffice = (throttle: Throttle) =>
   Object.fromEntries(BACK_OFFICE_ROUTES.map((route) => [route, throttle]));

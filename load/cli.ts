@@ -18,6 +18,7 @@ const { values, positionals } = parseArgs({
     'no-counters': { type: 'boolean', default: false },
     levels: { type: 'string' },
     duration: { type: 'string' },
+    'warm-up': { type: 'string' },
     seed: { type: 'string' },
     out: { type: 'string' },
     customers: { type: 'string' },
@@ -38,6 +39,12 @@ function besideLocalApi(api: string): string | undefined {
 const positive = (name: string, value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`);
+  return n;
+};
+
+const nonNegative = (name: string, value: string) => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of 0 or more, not ${value}`);
   return n;
 };
 
@@ -67,6 +74,7 @@ async function main() {
     ...base,
     ...(values.levels ? { levels: values.levels.split(',').map((l) => positive('levels', l)) } : {}),
     ...(values.duration ? { durationSeconds: positive('duration', values.duration) } : {}),
+    ...(values['warm-up'] ? { warmUpSeconds: nonNegative('warm-up', values['warm-up']) } : {}),
     ...(values.wait ? { waitSeconds: waitOption(values.wait) } : {}),
   };
   if (!target.awsEndpoint)

@@ -226,6 +226,44 @@ function resourcesSection(run: RunResult, focus: LevelResult | undefined) {
       }),
     ),
   );
+  const withCpu = withStats.filter((l) => l.stats!.cpu);
+  if (withCpu.length > 0) {
+    out.push(
+      '',
+      'CPU per transaction on this machine, ms (from the local cloud’s own counters over the level and until its sagas ended): what bounds the rate two cores can serve.',
+      '',
+      table(
+        [
+          'target/s',
+          'sandboxes: invocations',
+          'sandboxes: starts',
+          'main thread',
+          'GC, JIT, libuv',
+          'DynamoDB Local',
+          'all',
+        ],
+        withCpu.map((l) => {
+          const cpu = l.stats!.cpu!;
+          const n = l.metrics.iterations.completed || 1;
+          const all =
+            cpu.sandboxInvocationMs +
+            cpu.sandboxStartMs +
+            cpu.mainThreadMs +
+            cpu.otherThreadsMs +
+            (cpu.dynamodbLocalMs ?? 0);
+          return [
+            String(l.metrics.targetRate),
+            num(cpu.sandboxInvocationMs / n, 1),
+            num(cpu.sandboxStartMs / n, 1),
+            num(cpu.mainThreadMs / n, 1),
+            num(cpu.otherThreadsMs / n, 1),
+            cpu.dynamodbLocalMs === undefined ? 'n/a' : num(cpu.dynamodbLocalMs / n, 1),
+            num(all / n, 1),
+          ];
+        }),
+      ),
+    );
+  }
   const level = focus?.stats ? focus : withStats.at(-1)!;
   const stats = level.stats!;
   const n = level.metrics.iterations.completed || 1;
@@ -378,7 +416,7 @@ export function writeReport(dir: string, run: RunResult): string {
     `- Result: **${run.failures.length === 0 ? 'passed' : 'FAILED'}**${run.failures.map((f) => `\n  - ${f}`).join('')}`,
     `- Target: ${run.target.api}${run.target.awsEndpoint ? ` (local cloud; counters from ${run.target.awsEndpoint})` : ''}`,
     `- From ${run.startedAt} to ${run.finishedAt}, on ${run.machine}`,
-    `- Workload: ${p.description}; each iteration one operation — place an order of 1–3 items ${p.weights.placeOrder}%, reserve one unit ${p.weights.reserveStock}%, create a customer ${p.weights.createCustomer}%; ${p.waitSeconds === undefined ? '' : `orders sent with \`Prefer: wait=${p.waitSeconds}\` (\`--wait\`); `}${Math.round(p.pollFraction * 100)}% of placed orders followed until final${p.waitSeconds === undefined ? '' : ' (from the answer when it is `201`, else by polling)'}, polled every ${p.pollIntervalMs} ms (limit ${p.sagaLimitSeconds} s); ${p.durationSeconds} s per level; ${run.seedCounts.customers} seeded customers, ${run.seedCounts.products} seeded products.`,
+    `- Workload: ${p.description}; each iteration one operation — place an order of 1–3 items ${p.weights.placeOrder}%, reserve one unit ${p.weights.reserveStock}%, create a customer ${p.weights.createCustomer}%; ${p.waitSeconds === undefined ? '' : `orders sent with \`Prefer: wait=${p.waitSeconds}\` (\`--wait\`); `}${Math.round(p.pollFraction * 100)}% of placed orders followed until final${p.waitSeconds === undefined ? '' : ' (from the answer when it is `201`, else by polling)'}, polled every ${p.pollIntervalMs} ms (limit ${p.sagaLimitSeconds} s); ${p.warmUpSeconds > 0 ? `a warm-up of ${p.warmUpSeconds} s at the first level's rate, not measured; ` : ''}${p.durationSeconds} s per level; ${run.seedCounts.customers} seeded customers, ${run.seedCounts.products} seeded products.`,
     `- Highest level sustained (no error, nothing dropped, achieved ≥ 95% of target): ${focus ? `**${focus.metrics.targetRate}/s**` : 'none'}`,
     ...(run.stoppedEarly
       ? [

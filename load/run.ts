@@ -79,6 +79,36 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   const levels: LevelResult[] = [];
   const failures: string[] = [];
   let stoppedEarly: string | undefined;
+  /** Runs the mix at `rate` for `seconds` with Artillery; its orders go to the ledger. */
+  const runMix = (name: string, rate: number, seconds: number) =>
+    runArtillery({
+      dir,
+      name,
+      script: artilleryScript({ ...profile, durationSeconds: seconds }, rate, target.api),
+      settings: {
+        customerIds: data.customers.map((c) => c.customerId),
+        productIds: data.products.map((p) => p.productId),
+        pollFraction: profile.pollFraction,
+        pollIntervalMs: profile.pollIntervalMs,
+        sagaLimitMs: profile.sagaLimitSeconds * 1000,
+        ledgerFile,
+        ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
+      },
+      durationSeconds: seconds,
+      sagaLimitSeconds: profile.sagaLimitSeconds,
+      ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
+    });
+  const [firstRate] = profile.levels;
+  if (profile.warmUpSeconds > 0 && firstRate !== undefined) {
+    log(`warm-up: ${firstRate}/s for ${profile.warmUpSeconds} s (not measured)`);
+    try {
+      await runMix('warm-up', firstRate, profile.warmUpSeconds);
+    } catch (error) {
+      log(`  the warm-up did not complete: ${(error as Error).message}`);
+    }
+    // What the warm-up started ends before the first level is measured.
+    await statsAfterLevel(target);
+  }
   for (const rate of profile.levels) {
     if (stoppedEarly) break;
     await resetLocalStats(target);
@@ -103,23 +133,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     await options.onLevelStart?.(rate);
     let report: Awaited<ReturnType<typeof runArtillery>>;
     try {
-      report = await runArtillery({
-        dir,
-        name: `level-${rate}`,
-        script: artilleryScript(profile, rate, target.api),
-        settings: {
-          customerIds: data.customers.map((c) => c.customerId),
-          productIds: data.products.map((p) => p.productId),
-          pollFraction: profile.pollFraction,
-          pollIntervalMs: profile.pollIntervalMs,
-          sagaLimitMs: profile.sagaLimitSeconds * 1000,
-          ledgerFile,
-          ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
-        },
-        durationSeconds: profile.durationSeconds,
-        sagaLimitSeconds: profile.sagaLimitSeconds,
-        ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
-      });
+      report = await runMix(`level-${rate}`, rate, profile.durationSeconds);
     } catch (error) {
       // Still check the invariants and write the report for the levels that ran.
       failures.push(`level ${rate}/s did not complete: ${(error as Error).message}`);

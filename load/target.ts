@@ -3,6 +3,7 @@
  * (for seeding and the invariant checks) and, for a local cloud, its admin
  * routes on the AWS endpoint (counters and memory).
  */
+import type { CpuTimes } from '../local/cpu';
 
 export interface Target {
   /** The API's base URL, e.g. http://127.0.0.1:3000 or a stage's https URL. */
@@ -120,6 +121,8 @@ export interface LocalStats {
     running?: number;
   };
   readonly deadLetters?: Record<string, number>;
+  /** CPU time since the reset, ms. */
+  readonly cpu?: CpuTimes;
 }
 
 /** One table's item writes as the local cloud's hot-key meter counts them (per partition key). */

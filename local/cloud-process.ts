@@ -80,10 +80,14 @@ export class CloudProcess {
     await this.launch();
   }
 
-  /** Stops the cloud as Ctrl-C does (SIGTERM to the group), SIGKILL if it has not gone in 15 s. */
+  /**
+   * Stops the cloud cleanly: SIGTERM to the leader (tsx passes it on to the
+   * cloud, which stops its parts in order, DynamoDB Local last), then waits
+   * for the whole group; SIGKILL to the group if it has not gone in 15 s.
+   */
   async stop(): Promise<void> {
     if (!this.running) return;
-    await this.signalGroup('SIGTERM');
+    await this.signalGroup('SIGTERM', { leaderOnly: true });
   }
 
   private async launch(): Promise<void> {
@@ -169,18 +173,21 @@ export class CloudProcess {
     });
   }
 
-  /** Signals every process of the group and waits until none is left (SIGKILL after 15 s). */
-  private async signalGroup(signal: NodeJS.Signals): Promise<void> {
+  /**
+   * Signals every process of the group (or its leader only) and waits until
+   * none of the group is left (SIGKILL to the group after 15 s).
+   */
+  private async signalGroup(signal: NodeJS.Signals, { leaderOnly = false } = {}): Promise<void> {
     const pgid = this.child?.pid;
     if (pgid === undefined) return;
-    const send = (s: NodeJS.Signals) => {
+    const send = (s: NodeJS.Signals, target = -pgid) => {
       try {
-        process.kill(-pgid, s);
+        process.kill(target, s);
       } catch {
-        // the group is gone
+        // gone
       }
     };
-    send(signal);
+    send(signal, leaderOnly ? pgid : -pgid);
     const deadline = Date.now() + EXIT_TIMEOUT_MS;
     // The leader's exit is not enough: DynamoDB Local's JVM (a grandchild) must be gone too, or the
     // next start would find its database still held.

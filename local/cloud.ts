@@ -3,6 +3,7 @@ import { AdmissionControl, type AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { CONSOLE_PATH, serveConsole } from './console';
+import { CpuMeter } from './cpu';
 import { dataDirLayout, JsonFile, lockDataDir } from './data-dir';
 import { noDuplicates, validateDuplicates } from './duplicates';
 import { DynamoJsonClient } from './dynamo-client';
@@ -181,6 +182,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     });
     stoppers.push(() => runtime.stop());
     const telemetry = new Telemetry(tables);
+    const cpuMeter = new CpuMeter(runtime, dynamoLocal.pid);
     runtime.onInvocation((r) => telemetry.invocation(r));
     runtime.onMeter((batch) => telemetry.meter(batch));
 
@@ -369,6 +371,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     serveConsole(endpoint, stepFunctions, queues);
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
+      cpu: cpuMeter.sinceReset(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
       eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
@@ -392,6 +395,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     }));
     endpoint.serveAdmin('/_local/reset-stats', () => {
       telemetry.reset();
+      cpuMeter.reset();
       for (const key of Object.keys(stepFunctions.stats) as (keyof typeof stepFunctions.stats)[]) {
         stepFunctions.stats[key] = 0;
       }

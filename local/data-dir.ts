@@ -25,6 +25,13 @@ export function dataDirLayout(dataDir: string) {
   };
 }
 
+/** A document kept across starts: what a part of the cloud reads at start and writes as it goes. */
+export interface KeptDocument<T> {
+  /** The document, or undefined if none was written yet. */
+  read(): T | undefined;
+  write(value: T): void;
+}
+
 /**
  * One JSON document in a file, replaced whole at each write (written beside
  * it, then renamed over it: rename is atomic, so a crash at any moment
@@ -32,7 +39,7 @@ export function dataDirLayout(dataDir: string) {
  * fsynced: it survives the process's crash, not the machine's, as DynamoDB
  * Local's database does (see Launcher.java).
  */
-export class JsonFile<T> {
+export class JsonFile<T> implements KeptDocument<T> {
   constructor(readonly path: string) {}
 
   /** The document, or undefined if none was written yet. */

@@ -701,7 +701,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+        /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
         CorrelationId: string;
         /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
         IdempotencyKey: string;
@@ -720,7 +720,7 @@ export interface operations {
             header?: {
                 /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path?: never;
@@ -851,7 +851,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -941,7 +941,7 @@ export interface operations {
             header?: {
                 /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path?: never;
@@ -1074,7 +1074,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -1165,7 +1165,7 @@ export interface operations {
             header?: {
                 /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -1320,7 +1320,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -1418,7 +1418,7 @@ export interface operations {
             header?: {
                 /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -1578,7 +1578,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description `wait=N` (RFC 7240, 1 ≤ N ≤ 10 seconds): if the saga ends within N seconds the answer is `201` with the final order and `Preference-Applied: wait=N`; otherwise `202`. */
                 Prefer?: components["parameters"]["Prefer"];
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path?: never;
@@ -1767,7 +1767,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -1862,7 +1862,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -1955,7 +1955,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path: {
@@ -2042,7 +2042,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path?: never;
@@ -2091,7 +2091,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. */
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
             path?: never;

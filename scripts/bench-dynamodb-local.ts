@@ -23,8 +23,11 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '1' },
     variant: { type: 'string', multiple: true, default: ['default'] },
-    // put-get: PutItem and GetItem; transact: two-item TransactWriteItems and a consistent Query.
+    // put-get: PutItem and GetItem; put-expression: PutItem with a condition expression and a Query;
+    // transact: two-item TransactWriteItems and a consistent Query.
     workload: { type: 'string', default: 'put-get' },
+    // The table with a stream (NEW_AND_OLD_IMAGES), as the platform's event tables have.
+    streams: { type: 'boolean', default: false },
   },
 });
 
@@ -62,6 +65,25 @@ async function calls(client: DynamoJsonClient, n: number, concurrency: number, o
             Limit: 1,
           });
         }
+      } else if (values.workload === 'put-expression') {
+        // PutItem with a condition expression and a consistent Query with a key condition expression, as the platform writes and reads.
+        if (i % 2 === 0) {
+          await client.call('DynamoDB_20120810.PutItem', {
+            TableName: 'bench',
+            Item: { id: { S: `${id}-${offset}-${i}` }, n: { N: String(i) }, payload: { S: 'x'.repeat(200) } },
+            ConditionExpression: 'attribute_not_exists(#id)',
+            ExpressionAttributeNames: { '#id': 'id' },
+          });
+        } else {
+          await client.call('DynamoDB_20120810.Query', {
+            TableName: 'bench',
+            KeyConditionExpression: '#id = :id',
+            ExpressionAttributeNames: { '#id': 'id' },
+            ExpressionAttributeValues: { ':id': { S: id } },
+            ConsistentRead: true,
+            Limit: 1,
+          });
+        }
       } else if (i % 2 === 0) {
         await client.call('DynamoDB_20120810.PutItem', {
           TableName: 'bench',
@@ -84,6 +106,9 @@ async function measure(flags: readonly string[] | undefined) {
       AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
       BillingMode: 'PAY_PER_REQUEST',
+      ...(values.streams
+        ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }
+        : {}),
     });
     await calls(client, Number(values.warmup), Number(values.concurrency), 0);
     const cpu0 = cpuSeconds(ddb.pid);
@@ -113,7 +138,7 @@ async function main() {
     }
   }
   console.log(
-    `\nsummary (${values.workload}, ${values.calls} calls, concurrency ${values.concurrency}; min / median / max):`,
+    `\nsummary (${values.workload}${values.streams ? ', with a stream' : ''}, ${values.calls} calls, concurrency ${values.concurrency}; min / median / max):`,
   );
   for (const [i, rs] of results) {
     const stats = (xs: number[]) => {

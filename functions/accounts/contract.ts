@@ -1,5 +1,5 @@
 /** The accounts module's HTTP contract: what `POST /customers` takes and what its routes answer. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   bodyResponses,
   commonResponses,
@@ -9,13 +9,16 @@ import {
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
+  operationOf,
   requestSchema,
   responseSchema,
+  text,
 } from '../shared/contract';
+import { ACCOUNTS_ROUTES } from './seams';
 
 export const RegisterCustomer = requestSchema(
   z.strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: text(200),
     email: z.email().max(254),
     creditLimitCents: integer(0).optional().meta({ description: 'default 100000 ($1,000.00)' }),
   }),
@@ -58,8 +61,7 @@ const customerId = { description: 'the customer’s id', prefix: 'cus' };
 
 export const accountsOperations: readonly OperationSpec[] = [
   {
-    route: 'POST /customers',
-    operationId: 'registerCustomer',
+    ...operationOf(ACCOUNTS_ROUTES, 'registerCustomer'),
     tag: 'Accounts',
     summary: 'Register a customer',
     body: RegisterCustomer,
@@ -72,8 +74,7 @@ export const accountsOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'GET /customers/{customerId}',
-    operationId: 'getCustomer',
+    ...operationOf(ACCOUNTS_ROUTES, 'getCustomer'),
     tag: 'Accounts',
     summary: 'Read a customer',
     pathParameters: { customerId },

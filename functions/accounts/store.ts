@@ -1,5 +1,7 @@
-import { documents, env } from '../shared/aws';
+import { documents, fromEnvironment } from '../shared/aws';
 import { AggregateStore } from '../shared/event-store';
 import { customerFold } from './domain';
+import { accountsEnvironment } from './seams';
 
-export const customers = () => new AggregateStore(documents, env('ACCOUNTS_TABLE'), 'Customer', customerFold);
+export const customers = () =>
+  new AggregateStore(documents, fromEnvironment(accountsEnvironment).accountsTable, 'Customer', customerFold);

@@ -1,6 +1,7 @@
 /** The docs module's HTTP contract: the OpenAPI document itself and its reference page. */
-import { z } from 'zod';
-import { commonResponses, type OperationSpec, responseSchema } from '../shared/contract';
+import * as z from 'zod';
+import { commonResponses, type OperationSpec, operationOf, responseSchema } from '../shared/contract';
+import { DOCS_ROUTES } from './seams';
 
 export const OpenApiDocument = responseSchema(
   z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
@@ -9,15 +10,13 @@ export const OpenApiDocument = responseSchema(
 
 export const docsOperations: readonly OperationSpec[] = [
   {
-    route: 'GET /openapi.json',
-    operationId: 'getOpenApiDocument',
+    ...operationOf(DOCS_ROUTES, 'getOpenApiDocument'),
     tag: 'Documentation',
     summary: 'This OpenAPI 3.1 document',
     responses: { 200: { description: 'The document.', schema: OpenApiDocument }, ...commonResponses },
   },
   {
-    route: 'GET /docs',
-    operationId: 'getReferencePage',
+    ...operationOf(DOCS_ROUTES, 'getReferencePage'),
     tag: 'Documentation',
     summary: 'The API reference as a web page',
     description: 'Rendered from this document; self-contained (no script or style from elsewhere).',

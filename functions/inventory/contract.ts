@@ -1,5 +1,5 @@
 /** The inventory module's HTTP contract: products, their stock, and reservations of it. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   bodyResponses,
   commonResponses,
@@ -11,17 +11,20 @@ import {
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
+  operationOf,
   requestSchema,
   responseSchema,
+  text,
 } from '../shared/contract';
+import { INVENTORY_ROUTES } from './seams';
 
 const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
 
 export const CreateProduct = requestSchema(
   z.strictObject({
-    sku: z.string().trim().min(1).max(64),
-    name: z.string().trim().min(1).max(200),
+    sku: text(64),
+    name: text(200),
     priceCents: integer(1),
     stock: integer(0, 1_000_000_000).meta({ description: 'units received at creation' }),
   }),
@@ -113,8 +116,7 @@ const reservationId = { description: 'the reservation’s id', prefix: 'res' };
 
 export const inventoryOperations: readonly OperationSpec[] = [
   {
-    route: 'POST /products',
-    operationId: 'createProduct',
+    ...operationOf(INVENTORY_ROUTES, 'createProduct'),
     tag: 'Inventory',
     summary: 'Create a product with its initial stock',
     body: CreateProduct,
@@ -127,8 +129,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'GET /products/{productId}',
-    operationId: 'getProduct',
+    ...operationOf(INVENTORY_ROUTES, 'getProduct'),
     tag: 'Inventory',
     summary: 'Read a product and its stock',
     pathParameters: { productId },
@@ -139,8 +140,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'POST /products/{productId}/reservations',
-    operationId: 'reserveStock',
+    ...operationOf(INVENTORY_ROUTES, 'reserveStock'),
     tag: 'Inventory',
     summary: 'Hold units of a product until they expire',
     body: ReserveStock,
@@ -160,8 +160,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'DELETE /products/{productId}/reservations/{reservationId}',
-    operationId: 'releaseReservation',
+    ...operationOf(INVENTORY_ROUTES, 'releaseReservation'),
     tag: 'Inventory',
     summary: 'Release a reservation',
     description: 'Repeating it answers the same.',
@@ -174,8 +173,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'POST /products/{productId}/restock',
-    operationId: 'restockProduct',
+    ...operationOf(INVENTORY_ROUTES, 'restockProduct'),
     tag: 'Inventory',
     summary: 'Receive more stock of a product',
     body: Restock,

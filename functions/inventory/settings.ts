@@ -1,8 +1,8 @@
-import { env } from '../shared/aws';
+import { fromEnvironment } from '../shared/aws';
 import type { InventorySettings } from './commands';
+import { inventoryCommandEnvironment } from './seams';
 
-export const inventorySettings = (): InventorySettings => ({
-  reservationTtlSeconds: Number(env('RESERVATION_TTL_SECONDS')),
-  unitsPerShard: Number(env('STOCK_UNITS_PER_SHARD')),
-  maxShards: Number(env('MAX_STOCK_SHARDS')),
-});
+export const inventorySettings = (): InventorySettings => {
+  const { reservationTtlSeconds, unitsPerShard, maxShards } = fromEnvironment(inventoryCommandEnvironment);
+  return { reservationTtlSeconds, unitsPerShard, maxShards };
+};

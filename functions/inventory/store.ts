@@ -1,4 +1,4 @@
-import { documents, env } from '../shared/aws';
+import { documents, fromEnvironment } from '../shared/aws';
 import { ConcurrencyError } from '../shared/errors';
 import {
   AggregateStore,
@@ -20,6 +20,7 @@ import {
   shardFold,
   shardId,
 } from './domain';
+import { inventoryCommandEnvironment } from './seams';
 import { STOCK_CACHE, StockCache } from './stock-cache';
 
 /** A shard's pending append, with the state it leaves the shard in. */
@@ -37,7 +38,10 @@ export const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in 
  * `stock` (see StockCache), which is what lets a sold-out product be refused
  * without a read and `GET /products/{id}` be served from memory.
  */
-export function inventoryStores(tableName = env('INVENTORY_TABLE'), stock = new StockCache(STOCK_CACHE)) {
+export function inventoryStores(
+  tableName = fromEnvironment(inventoryCommandEnvironment).inventoryTable,
+  stock = new StockCache(STOCK_CACHE),
+) {
   const products = new AggregateStore(documents, tableName, 'Product', productFold);
   const shards = new AggregateStore(documents, tableName, 'StockShard', shardFold);
   const reservations = new AggregateStore(documents, tableName, 'Reservation', reservationFold);

@@ -22,8 +22,7 @@ export interface ShardViewItem extends Stock {
   readonly version: number;
 }
 
-/** Reservations still held are indexed by expiry, spread over this many index partitions. */
+/** Reservations still held are indexed by expiry (EXPIRY_INDEX), spread over this many index partitions. */
 export const EXPIRY_PARTITIONS = 16;
-export const EXPIRY_INDEX = 'byExpiry';
 
 export const expiryPartition = (reservationId: string) => partitionOf(reservationId, EXPIRY_PARTITIONS);

@@ -1,5 +1,5 @@
 /** The orders module's HTTP contract: placing an order, reading it and its saga. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SagaStatus, SagaStep } from '../saga';
 import {
   bodyResponses,
@@ -11,10 +11,12 @@ import {
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
+  operationOf,
   requestSchema,
   responseSchema,
 } from '../shared/contract';
 import type { CancellationReason, OrderStatus } from './domain';
+import { ORDERS_ROUTES } from './seams';
 
 const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
 const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
@@ -148,8 +150,7 @@ const orderId = { description: 'the order’s id', prefix: 'ord' };
 
 export const ordersOperations: readonly OperationSpec[] = [
   {
-    route: 'POST /orders',
-    operationId: 'placeOrder',
+    ...operationOf(ORDERS_ROUTES, 'placeOrder'),
     tag: 'Orders',
     summary: 'Place an order (starts its saga)',
     description:
@@ -173,8 +174,7 @@ export const ordersOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'GET /orders/{orderId}',
-    operationId: 'getOrder',
+    ...operationOf(ORDERS_ROUTES, 'getOrder'),
     tag: 'Orders',
     summary: 'Read an order',
     pathParameters: { orderId },
@@ -185,8 +185,7 @@ export const ordersOperations: readonly OperationSpec[] = [
     },
   },
   {
-    route: 'GET /orders/{orderId}/saga',
-    operationId: 'getOrderSaga',
+    ...operationOf(ORDERS_ROUTES, 'getOrderSaga'),
     tag: 'Orders',
     summary: 'Read an order’s saga trace',
     description:

@@ -10,4 +10,5 @@ export {
   orderFold,
   reserveStock,
 } from './domain';
-export { ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from './store';
+export { PLACED_INDEX } from './seams';
+export { ordersStore, SWEEP_PARTITIONS } from './store';

@@ -1,23 +1,24 @@
-import { documents, env } from '../shared/aws';
+import { documents, fromEnvironment } from '../shared/aws';
 import { AggregateStore } from '../shared/event-store';
 import { partitionOf } from '../shared/ids';
 import { type OrderEvent, orderFold } from './domain';
+import { ordersEnvironment, PLACED_INDEX } from './seams';
 
 /**
- * Placed orders are indexed by deadline (a sparse index of the orders table:
- * only `OrderPlaced` items carry its keys), spread over partitions so that
- * placing orders never writes one hot index key. The sweeper reads it from
- * where it last stopped.
+ * Placed orders are indexed by deadline (PLACED_INDEX), spread over
+ * partitions so that placing orders never writes one hot index key.
  */
-export const PLACED_INDEX = 'placedByDeadline';
 export const SWEEP_PARTITIONS = 8;
 
 export const sweepPartition = (orderId: string) => partitionOf(orderId, SWEEP_PARTITIONS);
 
 const placedIndexKeys = (event: OrderEvent) =>
   event.type === 'OrderPlaced'
-    ? { sweepPartition: sweepPartition(event.data.orderId), deadline: event.data.deadline }
+    ? {
+        [PLACED_INDEX.partitionKey]: sweepPartition(event.data.orderId),
+        [PLACED_INDEX.sortKey]: event.data.deadline,
+      }
     : undefined;
 
-export const ordersStore = (tableName = env('ORDERS_TABLE')) =>
+export const ordersStore = (tableName = fromEnvironment(ordersEnvironment).ordersTable) =>
   new AggregateStore(documents, tableName, 'Order', orderFold, placedIndexKeys);

@@ -1,5 +1,5 @@
 /** The payments module's HTTP contract. */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   commonResponses,
   everyValueOf,
@@ -7,9 +7,11 @@ import {
   instant,
   notFoundResponse,
   type OperationSpec,
+  operationOf,
   responseSchema,
 } from '../shared/contract';
 import type { PaymentStatus } from './domain';
+import { PAYMENTS_ROUTES } from './seams';
 
 export const Payment = responseSchema(
   z.strictObject({
@@ -39,8 +41,7 @@ export const Payment = responseSchema(
 
 export const paymentsOperations: readonly OperationSpec[] = [
   {
-    route: 'GET /payments/{paymentId}',
-    operationId: 'getPayment',
+    ...operationOf(PAYMENTS_ROUTES, 'getPayment'),
     tag: 'Payments',
     summary: 'Read a payment',
     pathParameters: {

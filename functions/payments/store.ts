@@ -1,6 +1,7 @@
-import { documents, env } from '../shared/aws';
+import { documents, fromEnvironment } from '../shared/aws';
 import { AggregateStore } from '../shared/event-store';
 import { paymentFold } from './domain';
+import { paymentsEnvironment } from './seams';
 
-export const paymentsStore = (tableName = env('PAYMENTS_TABLE')) =>
+export const paymentsStore = (tableName = fromEnvironment(paymentsEnvironment).paymentsTable) =>
   new AggregateStore(documents, tableName, 'Payment', paymentFold);

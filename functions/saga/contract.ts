@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { KnownShard } from '../inventory';
 import type { CancellationReason, Order } from '../orders';
 

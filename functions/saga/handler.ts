@@ -16,7 +16,7 @@ import { foldEvents } from '../shared/events';
 import { metrics } from '../shared/powertools';
 import { orderCancellation } from './cancellation';
 import type { StepInput } from './contract';
-import { SAGA_METRICS } from './metrics';
+import { SAGA_METRICS } from './seams';
 import { assertBeforeDeadline, SagaError, sagaSteps } from './steps';
 
 const orders = ordersStore();

@@ -10,7 +10,7 @@ import {
   TRANSIENT_ERROR,
   UNEXPECTED_ERROR,
 } from './contract';
-import { SAGA_METRICS } from './metrics';
+import { SAGA_METRICS } from './seams';
 
 /** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
 const COMPENSATIONS = new Set<StepAction>(['cancel']);

@@ -2,18 +2,18 @@ import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-
 import { inventoryCommands, inventorySettings, inventoryStores } from '../inventory';
 import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders';
 import { paymentUndoing } from '../payments';
-import { documents, env } from '../shared/aws';
+import { documents, fromEnvironment } from '../shared/aws';
 import { KEY } from '../shared/event-store';
 import { logger, metrics } from '../shared/powertools';
 import { orderCancellation } from './cancellation';
-import { SAGA_METRICS } from './metrics';
+import { SAGA_METRICS, sweeperEnvironment } from './seams';
 
 const orders = ordersStore();
 const inventory = inventoryCommands(inventoryStores(), inventorySettings());
 const cancelOrder = orderCancellation(orders, inventory, paymentUndoing());
 const ORDERS_TABLE = orders.tableName;
 /** A saga gets this long past its deadline to finish on its own before the sweeper steps in. */
-const GRACE_MS = Number(env('SWEEPER_GRACE_SECONDS')) * 1000;
+const GRACE_MS = fromEnvironment(sweeperEnvironment).sweeperGraceSeconds * 1000;
 /**
  * How far back each sweep looks: twice the schedule's rate, so that a sweep
  * that runs late still meets the one before it.
@@ -59,8 +59,8 @@ async function placedBetween(from: string, upTo: string): Promise<string[]> {
       const page = await documents.send(
         new QueryCommand({
           TableName: ORDERS_TABLE,
-          IndexName: PLACED_INDEX,
-          KeyConditionExpression: 'sweepPartition = :p AND deadline BETWEEN :from AND :upTo',
+          IndexName: PLACED_INDEX.name,
+          KeyConditionExpression: `${PLACED_INDEX.partitionKey} = :p AND ${PLACED_INDEX.sortKey} BETWEEN :from AND :upTo`,
           ExpressionAttributeValues: { ':p': `p${p}`, ':from': from, ':upTo': upTo },
           ExclusiveStartKey: startKey,
         }),

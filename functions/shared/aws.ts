@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { traced } from './powertools';
+import type { Environment, Values, Variable } from './seams';
 
 /**
  * Clients shared by every invocation of a function. Endpoints come from the
@@ -21,9 +22,11 @@ export const documents = DynamoDBDocumentClient.from(dynamo, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
 });
 
-/** Reads a required environment variable set by the CDK construct. */
-export function env(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`environment variable ${name} is not set`);
-  return value;
-}
+/**
+ * Reads a group of environment variables the CDK construct set (a module's
+ * seams.ts declares it). Call it once per sandbox, at module scope: the
+ * environment never changes within one.
+ */
+export const fromEnvironment = <S extends Record<string, Variable<unknown>>>(
+  variables: Environment<S>,
+): Values<S> => variables.read(process.env);

@@ -4,10 +4,21 @@
  * generated from them, requests and responses alike. No AWS import here: the
  * docs function and the document's generator load every module's contract.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+
+/**
+ * A name-like text: at most `max` characters as sent, trimmed, not empty. The
+ * document says exactly what is accepted: the length is checked before the
+ * trim, and the pattern (not `minLength: 1`) says that white space alone is
+ * refused; `trim().min(1).max(max)` documented " " valid and " " + `max`
+ * characters invalid, and accepted the one and refused the other (found by
+ * `npm run fuzz`).
+ */
+export const text = (max: number) =>
+  z.string().max(max).trim().regex(/\S/, 'must not be empty or white space only');
 
 /**
  * The values of the string union `T`, all of them: `everyValueOf<T>()([...])`
@@ -213,6 +224,19 @@ export interface OperationSpec {
   readonly prefer?: boolean;
   readonly responses: Readonly<Record<number, ResponseSpec>>;
 }
+
+/**
+ * An operation's route key and id, from its module's routes (seams.ts): the
+ * id is the route's name there, which is also the name of its function in
+ * the module's handler.
+ */
+export const operationOf = <R extends Readonly<Record<string, string>>>(
+  routes: R,
+  name: keyof R & string,
+) => ({
+  route: routes[name] as string,
+  operationId: name,
+});
 
 /** The answers every route of a function may give beside its own: throttling and faults. */
 export const commonResponses: Readonly<Record<number, ResponseSpec>> = {

@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ClientError, validationError } from './errors';
 import { logger } from './powertools';
+import type { Routes } from './seams';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -80,9 +81,20 @@ function readBody(event: APIGatewayProxyEventV2): unknown {
  * The HTTP edge of a service: routes an API Gateway v2 event by its route key,
  * parses and bounds the body, and answers every failure in the contract's
  * error shape. Only a fault of ours becomes a 5xx, logged with its stack.
+ *
+ * `routes` are the module's route keys by name (its seams.ts, which its
+ * construct routes to this function too); `handlers` has one function per
+ * name, no more, no less. The handler carries its `routeKeys`, which a test
+ * compares with the template's routes to this function.
  */
-export function httpHandler(routes: Record<string, RouteHandler>) {
-  return async (event: APIGatewayProxyEventV2, context: Context): Promise<HttpResult> => {
+export function httpHandler<R extends Routes>(
+  routes: R,
+  handlers: { readonly [K in keyof R]: RouteHandler },
+) {
+  const byRouteKey = new Map<string, RouteHandler>(
+    Object.entries(routes).map(([name, routeKey]) => [routeKey, handlers[name as keyof R]]),
+  );
+  const handle = async (event: APIGatewayProxyEventV2, context: Context): Promise<HttpResult> => {
     const correlationId =
       event.headers?.['x-correlation-id'] || event.requestContext?.requestId || context.awsRequestId;
     logger.appendKeys({ correlationId, route: event.routeKey });
@@ -91,7 +103,7 @@ export function httpHandler(routes: Record<string, RouteHandler>) {
       headers: { ...result.headers, 'x-correlation-id': correlationId },
     });
     try {
-      const route = routes[event.routeKey];
+      const route = byRouteKey.get(event.routeKey);
       if (!route) throw new ClientError(404, 'NOT_FOUND', `no route ${event.routeKey}`);
       const now = new Date();
       const request: HttpRequest = {
@@ -118,6 +130,7 @@ export function httpHandler(routes: Record<string, RouteHandler>) {
       logger.removeKeys(['correlationId', 'route']);
     }
   };
+  return Object.assign(handle, { routeKeys: [...byRouteKey.keys()] as readonly string[] });
 }
 
 /** Routes with a JSON body reject an empty one the same way as a wrong one. */

@@ -7,10 +7,11 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documents, dynamo, env } from './aws';
+import { documents, dynamo, fromEnvironment } from './aws';
 import { AlreadyCreated, ClientError, ConcurrencyError, validationError } from './errors';
 import { errorResult, type HttpRequest, type HttpResult } from './http';
 import { newId } from './ids';
+import { idempotencyEnvironment } from './seams';
 
 const HEADER = 'idempotency-key';
 const IN_PROGRESS_WAIT_MS = [25, 50, 100, 200, 400, 800, 1600];
@@ -20,10 +21,16 @@ interface IdempotentCall {
   readonly body: unknown;
 }
 
+// Read at a sandbox's first idempotent request, once: this module is also bundled with functions that
+// make none (and so have no table set).
+let idempotencyTableName: string | undefined;
+const idempotencyTable = () =>
+  (idempotencyTableName ??= fromEnvironment(idempotencyEnvironment).idempotencyTable);
+
 let persistenceStore: DynamoDBPersistenceLayer | undefined;
 const store = () => {
   persistenceStore ??= new DynamoDBPersistenceLayer({
-    tableName: env('IDEMPOTENCY_TABLE'),
+    tableName: idempotencyTable(),
     awsSdkV3Client: dynamo,
   });
   return persistenceStore;
@@ -84,7 +91,7 @@ export function idempotentCreation<Input>(
       .digest('base64url');
     const refusalKey = { id: `refusal ${scope}` };
     const refused = await documents.send(
-      new GetCommand({ TableName: env('IDEMPOTENCY_TABLE'), Key: refusalKey, ConsistentRead: true }),
+      new GetCommand({ TableName: idempotencyTable(), Key: refusalKey, ConsistentRead: true }),
     );
     if (refused.Item) {
       if (refused.Item.requestHash !== requestHash) throw keyReused();
@@ -107,7 +114,7 @@ export function idempotentCreation<Input>(
       const result = errorResult(error);
       await documents.send(
         new PutCommand({
-          TableName: env('IDEMPOTENCY_TABLE'),
+          TableName: idempotencyTable(),
           Item: {
             ...refusalKey,
             requestHash,

@@ -6,11 +6,17 @@ import {
 } from 'aws-cdk-lib';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Construct } from 'constructs';
+import type { Routes } from '../../functions/shared/seams';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
+import type { Watchlist } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
 
-/** Routes `"METHOD /path"` keys of the HTTP API to one function (a service's API handler). */
-export function addRoutes(api: apigw.HttpApi, fn: lambda.IFunction, routeKeys: readonly string[]) {
+/**
+ * Routes `"METHOD /path"` keys of the HTTP API to one function (a service's
+ * API handler), and registers them on the watchlist (the dashboard's per-route graphs).
+ */
+export function addRoutes(api: apigw.HttpApi, fn: lambda.IFunction, routes: Routes, watchlist: Watchlist) {
+  const routeKeys = Object.values(routes);
   const integration = new HttpLambdaIntegration(`${fn.node.id}Integration`, fn, {
     payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
   });
@@ -18,6 +24,7 @@ export function addRoutes(api: apigw.HttpApi, fn: lambda.IFunction, routeKeys: r
     const [method, path] = key.split(' ') as [keyof typeof apigw.HttpMethod, string];
     api.addRoutes({ path, methods: [apigw.HttpMethod[method]], integration });
   }
+  watchlist.addRoutes(routeKeys);
 }
 
 /** The HTTP API's routes, once every service has added its own. */

@@ -11,6 +11,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-n
 import { Construct } from 'constructs';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { acknowledgeNag } from '../nag';
+import { type Watchlist, watchLabel } from '../observability/watchlist';
 import type { FunctionKind, StageConfig } from '../stage-config';
 
 const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
@@ -22,6 +23,9 @@ export interface ServiceFunctionProps {
   /** What the function does; the stage reserves concurrency by kind. */
   readonly kind: FunctionKind;
   readonly config: StageConfig;
+  /** Where the function is registered for the alarms and the dashboard. */
+  readonly watchlist: Watchlist;
+  /** Written by the seams of the modules the function uses (functions/<module>/seams.ts). */
   readonly environment?: Record<string, string>;
   readonly timeout?: Duration;
   readonly memorySize?: number;
@@ -42,9 +46,14 @@ export interface ServiceFunctionProps {
  */
 export class ServiceFunction extends Construct {
   readonly fn: NodejsFunction;
+  /** Its entry under `functions/`. */
+  readonly entry: string;
+  readonly watchlist: Watchlist;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
+    this.entry = props.entry;
+    this.watchlist = props.watchlist;
     const logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.config.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.config.removalPolicy,
@@ -125,6 +134,7 @@ export class ServiceFunction extends Construct {
       'L1',
       'Node.js 22 is pinned: the bundles target node22 and were tested on it; a runtime upgrade is a deliberate change',
     );
+    props.watchlist.addFunction(watchLabel(scope, id), this.fn);
   }
 }
 

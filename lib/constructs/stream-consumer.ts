@@ -10,6 +10,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { Construct } from 'constructs';
 import { acknowledgeCheckov } from '../checkov';
 import { acknowledgeNag } from '../nag';
+import { type Watchlist, watchLabel } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
 import type { ViewsTable } from './event-store-table';
 import { ServiceFunction } from './service-function';
@@ -17,8 +18,11 @@ import { ServiceFunction } from './service-function';
 /** A dead-letter queue: encrypted, TLS only, kept 14 days for inspection and redrive. */
 export class DeadLetterQueue extends Construct {
   readonly queue: sqs.Queue;
-  /** `removalPolicy`: the stage's, so that prod keeps the failures waiting for a redrive if the queue leaves the template. */
-  constructor(scope: Construct, id: string, removalPolicy: RemovalPolicy) {
+  /**
+   * `removalPolicy`: the stage's, so that prod keeps the failures waiting for a redrive if the queue leaves
+   * the template. Registered on `watchlist` by its service and what fails into it, e.g. `InventoryProjectionFailures`.
+   */
+  constructor(scope: Construct, id: string, removalPolicy: RemovalPolicy, watchlist: Watchlist) {
     super(scope, id);
     this.queue = new sqs.Queue(this, 'Queue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -36,6 +40,7 @@ export class DeadLetterQueue extends Construct {
       'SQS3',
       'this queue is itself a dead-letter queue (of a stream mapping, rule target or async invocation)',
     );
+    watchlist.addDeadLetterQueue(watchLabel(scope, id), this.queue);
   }
 }
 
@@ -47,13 +52,14 @@ export class DeadLetterQueue extends Construct {
  * Lambda drops the records that match none of them before invoking `fn`.
  */
 export function consumeStream(
-  fn: lambda.IFunction,
+  consumer: ServiceFunction,
   table: dynamodb.Table,
   deadLetters: sqs.IQueue,
   /** Lambda filter patterns: only records matching one of them invoke `fn` (default: every record). */
   filterPatterns: readonly Record<string, unknown>[] = [],
 ) {
-  fn.addEventSource(
+  consumer.watchlist.addStreamConsumer(consumer.fn);
+  consumer.fn.addEventSource(
     new DynamoEventSource(table, {
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
       batchSize: 100,
@@ -72,10 +78,13 @@ export function consumeStream(
 export interface ProjectorProps {
   readonly service: string;
   readonly config: StageConfig;
+  readonly watchlist: Watchlist;
   readonly events: dynamodb.Table;
   readonly views: ViewsTable;
   readonly deadLetters: sqs.IQueue;
   readonly description: string;
+  /** What the projector reads its views table's name from (its module's seams). */
+  readonly environment: Record<string, string>;
 }
 
 /** A service's projector: `<service>/handlers/projector.ts`, fed by its event stream, writing its views. */
@@ -85,12 +94,13 @@ export function addProjector(scope: Construct, props: ProjectorProps): lambda.IF
     service: props.service,
     kind: 'projector',
     config: props.config,
+    watchlist: props.watchlist,
     description: props.description,
-    environment: { VIEWS_TABLE: props.views.table.tableName },
-  }).fn;
-  props.views.grantProjection(projector);
+    environment: props.environment,
+  });
+  props.views.grantProjection(projector.fn);
   consumeStream(projector, props.events, props.deadLetters);
-  return projector;
+  return projector.fn;
 }
 
 /**

@@ -1,40 +1,25 @@
-import { aws_apigatewayv2 as apigw, aws_dynamodb as dynamodb } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
-import { EventStoreTable } from '../constructs/event-store-table';
-import { addRoutes } from '../constructs/http-routes';
-import { ServiceFunction } from '../constructs/service-function';
-import type { StageConfig } from '../stage-config';
-
-export interface ServiceProps {
-  readonly config: StageConfig;
-  readonly httpApi: apigw.HttpApi;
-  readonly idempotencyTable: dynamodb.Table;
-}
+import type { Construct } from 'constructs';
+import { ACCOUNTS_ROUTES, accountsEnvironment } from '../../functions/accounts/seams';
+import { idempotencyEnvironment } from '../../functions/shared/seams';
+import { EventSourcedService, type ServiceProps } from '../constructs/event-sourced-service';
 
 /**
  * Customers and their credit. `GET /customers/{id}` reads the newest event
  * item, which carries the customer's state: no read model to keep.
  */
-export class AccountsService extends Construct {
-  readonly events: dynamodb.Table;
-
-  constructor(scope: Construct, id: string, { config, httpApi, idempotencyTable }: ServiceProps) {
-    super(scope, id);
-    this.events = new EventStoreTable(this, 'Events', config).table;
-
-    const api = new ServiceFunction(this, 'Api', {
-      entry: 'accounts/handlers/api.ts',
-      service: 'accounts',
-      kind: 'api',
-      config,
+export class AccountsService extends EventSourcedService {
+  constructor(scope: Construct, id: string, props: ServiceProps) {
+    super(scope, id, 'accounts', props);
+    const { idempotencyTable } = props;
+    const api = this.addApi({
+      routes: ACCOUNTS_ROUTES,
       description: 'Accounts HTTP API: register and read customers',
       environment: {
-        ACCOUNTS_TABLE: this.events.tableName,
-        IDEMPOTENCY_TABLE: idempotencyTable.tableName,
+        ...accountsEnvironment.write({ accountsTable: this.events.tableName }),
+        ...idempotencyEnvironment.write({ idempotencyTable: idempotencyTable.tableName }),
       },
-    }).fn;
+    });
     this.events.grantReadWriteData(api);
     idempotencyTable.grantReadWriteData(api);
-    addRoutes(httpApi, api, ['POST /customers', 'GET /customers/{customerId}']);
   }
 }

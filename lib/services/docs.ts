@@ -1,11 +1,10 @@
 import { type aws_apigatewayv2 as apigw, Duration } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { DOCS_ROUTES } from '../../functions/docs/seams';
 import { addRoutes } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
+import type { Watchlist } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
-
-/** The routes that serve the API's own description; functions/docs/contract.ts describes them. */
-export const DOCS_ROUTES = ['GET /openapi.json', 'GET /docs'] as const;
 
 /**
  * The API's OpenAPI document and its reference page, served by a small
@@ -17,7 +16,7 @@ export class ApiDocs extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { config, httpApi }: { config: StageConfig; httpApi: apigw.HttpApi },
+    { config, httpApi, watchlist }: { config: StageConfig; httpApi: apigw.HttpApi; watchlist: Watchlist },
   ) {
     super(scope, id);
     const api = new ServiceFunction(this, 'Api', {
@@ -25,11 +24,12 @@ export class ApiDocs extends Construct {
       service: 'docs',
       kind: 'docs',
       config,
+      watchlist,
       // It serves two strings it makes at its start; no table, no AWS call.
       memorySize: 256,
       timeout: Duration.seconds(5),
       description: 'API documentation: the OpenAPI document and its reference page',
     }).fn;
-    addRoutes(httpApi, api, DOCS_ROUTES);
+    addRoutes(httpApi, api, DOCS_ROUTES, watchlist);
   }
 }

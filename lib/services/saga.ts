@@ -9,12 +9,16 @@ import {
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { SAGA_SERVICE } from '../../functions/saga/metrics';
+import { accountsEnvironment } from '../../functions/accounts/seams';
+import { orderSagaEnvironment, ordersEnvironment } from '../../functions/orders/seams';
+import { paymentsEnvironment } from '../../functions/payments/seams';
+import { SAGA_SERVICE, sweeperEnvironment } from '../../functions/saga/seams';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { grantItemReadWrites } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
 import { acknowledgeNag, logicalIdOf } from '../nag';
+import type { Watchlist } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
 import type { AccountsService } from './accounts';
 import type { InventoryService } from './inventory';
@@ -23,6 +27,7 @@ import type { PaymentsService } from './payments';
 
 export interface OrderSagaProps {
   readonly config: StageConfig;
+  readonly watchlist: Watchlist;
   readonly bus: events.IEventBus;
   readonly accounts: AccountsService;
   readonly inventory: InventoryService;
@@ -45,12 +50,12 @@ export class OrderSaga extends Construct {
 
   constructor(scope: Construct, id: string, props: OrderSagaProps) {
     super(scope, id);
-    const { config, accounts, inventory, orders, payments } = props;
+    const { config, watchlist, accounts, inventory, orders, payments } = props;
     // Every step is one transaction across the modules' tables (the saga owns the cross-module writes).
     const sagaEnvironment = {
-      ORDERS_TABLE: orders.events.tableName,
-      PAYMENTS_TABLE: payments.events.tableName,
-      ACCOUNTS_TABLE: accounts.events.tableName,
+      ...ordersEnvironment.write({ ordersTable: orders.events.tableName }),
+      ...paymentsEnvironment.write({ paymentsTable: payments.events.tableName }),
+      ...accountsEnvironment.write({ accountsTable: accounts.events.tableName }),
       ...inventory.commandEnvironment,
     };
     const grantSagaWrites = (fn: lambda.IFunction) => {
@@ -65,6 +70,7 @@ export class OrderSaga extends Construct {
       service: SAGA_SERVICE,
       kind: 'sagaStep',
       config,
+      watchlist,
       description: 'Order saga steps: reserve stock, capture payment, confirm, cancel',
       environment: sagaEnvironment,
       timeout: Duration.seconds(10),
@@ -103,7 +109,7 @@ export class OrderSaga extends Construct {
     );
     steps.grantInvoke(this.stateMachine);
 
-    this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy);
+    this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy, watchlist);
     new events.Rule(this, 'StartOnOrderPlaced', {
       description: 'Starts the order saga for every placed order',
       eventBus: props.bus,
@@ -116,17 +122,18 @@ export class OrderSaga extends Construct {
         }),
       ],
     });
-    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures', config.removalPolicy);
+    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures', config.removalPolicy, watchlist);
 
     const sweeper = new ServiceFunction(this, 'Sweeper', {
       entry: 'saga/sweeper.ts',
       service: SAGA_SERVICE,
       kind: 'sweeper',
       config,
+      watchlist,
       description: 'Cancels and undoes orders whose saga outlived its deadline',
       environment: {
         ...sagaEnvironment,
-        SWEEPER_GRACE_SECONDS: String(config.sweeperGrace.toSeconds()),
+        ...sweeperEnvironment.write({ sweeperGraceSeconds: config.sweeperGrace.toSeconds() }),
       },
       timeout: Duration.minutes(1),
       onFailure: this.sweepFailures.queue,
@@ -141,7 +148,8 @@ export class OrderSaga extends Construct {
 
     // The fast path: the placing request starts the saga itself once its append has committed (the
     // rule above stays the guarantee; ReserveStock's claim keeps one effective execution per order).
-    orders.api.addEnvironment('ORDER_SAGA_ARN', this.stateMachine.stateMachineArn);
+    const sagaArn = orderSagaEnvironment.write({ orderSagaArn: this.stateMachine.stateMachineArn });
+    for (const [name, value] of Object.entries(sagaArn)) orders.api.addEnvironment(name, value);
     this.stateMachine.grantStartExecution(orders.api);
 
     // The trace of `GET /orders/{id}/saga` reads this machine's executions.

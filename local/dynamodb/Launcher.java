@@ -54,17 +54,28 @@ import software.amazon.dynamodb.services.local.shared.access.LocalDBClient;
 import software.amazon.dynamodb.services.local.shared.access.sqlite.SQLiteDBAccess;
 
 public class Launcher {
+  /**
+   * The DynamoDB Local this launcher was written for (local/dynamodb/pom.xml
+   * fetches it): it reads private fields of that version's classes and
+   * indexes that version's SQLite schema, which another version may not
+   * have. A unit test holds the pom to it; at start, another jar on the class
+   * path ends the launcher with an error rather than a server half set up.
+   */
+  static final String DYNAMODB_LOCAL_VERSION = "3.3.1";
+
   public static void main(String[] args) throws Exception {
     int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
     String host = args.length > 1 ? args[1] : "127.0.0.1";
     String dbDir = args.length > 2 ? args[2] : null;
     if (port < 0 || port > 65535) fail("invalid port " + port);
+    checkDynamoDbLocalVersion();
 
     // Keep stdout for the READY line only.
     PrintStream out = System.out;
     System.setOut(System.err);
 
     watchStdin();
+    ignoreInterrupt();
 
     // DynamoDB Local validates -port; the connector's real port is set below.
     String cliPort = String.valueOf(port == 0 ? 8000 : port);
@@ -223,6 +234,18 @@ public class Launcher {
     return field.get(target);
   }
 
+  /**
+   * Ignores SIGINT. A terminal's Ctrl-C goes to the whole foreground process
+   * group, this JVM included, but the local cloud stops in order and stops
+   * this JVM last (closing stdin, then SIGTERM): work still finishing in the
+   * cloud (a scheduled sweep, a stream batch) must not find DynamoDB Local
+   * gone, fail, and end in a dead-letter queue that `--data-dir` keeps. The
+   * parent's death still ends it (stdin), and SIGTERM and SIGKILL as ever.
+   */
+  private static void ignoreInterrupt() {
+    sun.misc.Signal.handle(new sun.misc.Signal("INT"), sun.misc.SignalHandler.SIG_IGN);
+  }
+
   /** Exits when stdin closes: the parent has gone (or asked us to stop). */
   private static void watchStdin() {
     Thread watcher =
@@ -256,6 +279,18 @@ public class Launcher {
             "stdin-eof-watch");
     watcher.setDaemon(true);
     watcher.start();
+  }
+
+  /** Fails unless DynamoDB Local's classes come from the jar of DYNAMODB_LOCAL_VERSION (Maven names it so). */
+  private static void checkDynamoDbLocalVersion() {
+    String jar =
+        new java.io.File(ServerRunner.class.getProtectionDomain().getCodeSource().getLocation().getPath())
+            .getName();
+    String expected = "DynamoDBLocal-" + DYNAMODB_LOCAL_VERSION + ".jar";
+    if (!jar.equals(expected)) {
+      fail("written for " + expected + ", but DynamoDB Local comes from " + jar
+          + ": update the launcher for that version, then DYNAMODB_LOCAL_VERSION");
+    }
   }
 
   private static void fail(String message) {

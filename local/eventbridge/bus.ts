@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ACCOUNT, type Assembly, arnOf, REGION, type Resolve, resourcesOfType } from '../assembly';
-import type { JsonFile } from '../data-dir';
+import type { KeptDocument } from '../data-dir';
 import type { DuplicateDelivery } from '../duplicates';
 import { type EventPattern, matchesPattern, validatePattern } from './pattern';
 
@@ -160,7 +160,7 @@ export class LocalEventBridge {
    * window missed is an order never swept. A time missed by less than the
    * rate is not: the next one sweeps twice the rate back.
    */
-  startSchedules(intervalMs?: number, lastFired?: JsonFile<Record<string, number>>) {
+  startSchedules(intervalMs?: number, lastFired?: KeptDocument<Record<string, number>>) {
     const fired = lastFired?.read() ?? {};
     const record = (rule: RuleSpec, at: number) => {
       if (!lastFired) return;

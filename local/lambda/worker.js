@@ -6,7 +6,11 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const { join } = require('node:path');
 
-const { codeDir, handler: handlerSetting, logFile, meter: meterSettings } = workerData;
+const { codeDir, handler: handlerSetting, logFile, meter: meterSettings, compileCacheDir } = workerData;
+
+// V8's code for the bundle, kept on disk between sandboxes: a sandbox that starts again (a pool
+// grows, an idle one was stopped) skips compiling its bundle, a fifth of its start (measured).
+if (compileCacheDir) require('node:module').enableCompileCache(compileCacheDir);
 
 // The function's output goes straight to its log file from this thread: piped through the
 // parent, every log line of every function would cost the local cloud's main thread.
@@ -105,7 +109,13 @@ parentPort.on('message', async ({ id, event, context, memory, flush, dynamoFault
     answer = { id, error: errorPayload(error) };
   }
   active--;
-  parentPort.postMessage({ ...answer, overlapped, meter: meter?.take() });
+  parentPort.postMessage({ ...answer, overlapped, meter: meter?.take(), cpuMs: threadCpuMs() });
 });
 
-parentPort.postMessage({ ready: true });
+/** This thread's CPU time so far, ms (the parent tells a sandbox's start from its invocations with it). */
+function threadCpuMs() {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
+}
+
+parentPort.postMessage({ ready: true, cpuMs: threadCpuMs() });

@@ -23,6 +23,7 @@ export function synthStage(stage: string, context: Record<string, string> = {}) 
   const templatePath = assembly.getStackByName(stack.stackName).templateFullPath;
   return {
     config,
+    stack,
     outdir,
     templatePath,
     template: Template.fromJSON(JSON.parse(readFileSync(templatePath, 'utf8'))),

@@ -14,15 +14,18 @@ import { checkAnswer } from '../support/contract';
  * grace (or, for one whose time passed while the cloud was down, soon after
  * it is back), with stock and credit exact and nothing charged twice.
  *
- * Its own cloud, synthesized with a 5 s saga deadline and a 2 s sweeper
+ * Its own cloud, synthesized with an 8 s saga deadline and a 2 s sweeper
  * grace, its scheduled rules (the saga sweeper among them) firing every
  * 500 ms.
  */
-const DEADLINE_S = 5;
+const DEADLINE_S = 8;
 const GRACE_S = 2;
 const SCHEDULE_MS = 500;
-/** What a final order may take beyond its due time here: a sweep's own work on a busy 2-core machine. */
-const SLACK_MS = 4_000;
+/**
+ * What an order may take to be final beyond its due time here: a sweep's own work and, after the restart,
+ * the sweeper's sandbox starting cold (on a 2-core machine under a load average of 30, 5–6 s).
+ */
+const SLACK_MS = 8_000;
 const ORDER_PLACED = 'commerce.orders OrderPlaced';
 
 let cloud: CloudProcess;
@@ -34,6 +37,7 @@ interface Order {
   cancellationReason?: string;
   paymentId?: string;
   items: { productId: string; quantity: number }[];
+  updatedAt: string;
 }
 interface Stats {
   eventBridge: { byType: Record<string, number> };
@@ -65,6 +69,11 @@ const admin = async <T>(path: string, body?: unknown): Promise<T> => {
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** When each phase ended, in seconds since the test began: printed at the end, to see where the time goes. */
+const timeline: string[] = [];
+let began = Date.now();
+const mark = (phase: string) => timeline.push(`${phase} ${((Date.now() - began) / 1000).toFixed(1)} s`);
+
 /** Polls until `done` holds, for `ms` at most; returns whether it did. */
 async function waitFor(done: () => Promise<boolean>, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
@@ -79,6 +88,10 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'local-cloud-crash-'));
   cloud = await CloudProcess.start({
     dataDir,
+    // CRASH_TEST_ECHO=1 prints what the cloud prints, both lives of it.
+    ...(process.env.CRASH_TEST_ECHO
+      ? { onOutput: (line: string) => process.stdout.write(`  | ${line}\n`) }
+      : {}),
     args: [
       '--assembly-dir',
       join(__dirname, '..', '..', 'local', '.cache', 'assembly-crash'),
@@ -92,11 +105,13 @@ beforeAll(async () => {
   });
 }, 300_000);
 afterAll(async () => {
+  process.stdout.write(`crash test: ${timeline.join(', ')}\n`);
   await cloud?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 test('a SIGKILL of the whole cloud mid-run loses nothing acknowledged, and the restart on its data settles every order', async () => {
+  began = Date.now();
   // Seed: what the invariants compare against.
   const customers = await Promise.all(
     [0, 1].map(async (i) => {
@@ -150,8 +165,9 @@ test('a SIGKILL of the whole cloud mid-run loses nothing acknowledged, and the r
     );
   const order = async (orderId: string) => (await call<Order>('GET', `/orders/${orderId}`)).body;
 
+  mark('seeded');
   // A: orders that end before the crash.
-  const settled = await place(6);
+  const settled = await place(4);
   expect(
     await waitFor(
       async () =>
@@ -163,83 +179,96 @@ test('a SIGKILL of the whole cloud mid-run loses nothing acknowledged, and the r
     await Promise.all(settled.map(async (o) => [o.orderId, (await order(o.orderId)).status] as const)),
   );
 
+  mark('A final');
   // B: orders whose sagas are in flight at the crash: stock reserved, then held up before the payment
   // or the confirmation by a delay longer than the kill is away.
   await admin('/_local/faults', [
     { state: 'CapturePayment', rate: 0.5, delayMs: 4_000 },
     { state: 'ConfirmOrder', rate: 1, delayMs: 4_000 },
   ]);
-  const inFlight = await place(6);
+  const inFlight = await place(4);
   expect(
     await waitFor(async () => {
       const traces = await Promise.all(
         inFlight.map(
           async (o) =>
-            (await call<{ steps: { name: string; status: string }[] }>('GET', `/orders/${o.orderId}/saga`))
+            (await call<{ steps?: { name: string; status: string }[] }>('GET', `/orders/${o.orderId}/saga`))
               .body,
         ),
       );
-      return traces.every((t) => t.steps.some((s) => s.name === 'ReserveStock' && s.status === 'SUCCEEDED'));
+      return traces.every((t) => t.steps?.some((s) => s.name === 'ReserveStock' && s.status === 'SUCCEEDED'));
     }, 15_000),
   ).toBe(true);
   // The outbox relay has published every OrderPlaced so far (A and B) before the last orders go in.
   expect(
     await waitFor(
-      async () => ((await admin<Stats>('/_local/stats')).eventBridge.byType[ORDER_PLACED] ?? 0) >= 12,
+      async () => ((await admin<Stats>('/_local/stats')).eventBridge.byType[ORDER_PLACED] ?? 0) >= 8,
       15_000,
     ),
   ).toBe(true);
 
+  mark('B in flight');
   // C: orders acknowledged just before the kill (their sagas and OrderPlaced records are wherever they are).
-  const lastMoment = await place(3);
+  const lastMoment = await place(2);
   await cloud.crash();
   expect(cloud.running).toBe(false);
 
+  mark('killed');
   await cloud.restart();
   const restartedAt = Date.now();
-
-  // Nothing acknowledged is lost: every customer, product and order, as acknowledged.
-  for (const c of customers) expect((await call('GET', `/customers/${c.customerId}`)).status).toBe(200);
-  for (const p of products) expect((await call('GET', `/products/${p.productId}`)).status).toBe(200);
-  for (const line of placed) {
-    const o = await order(line.orderId);
-    expect(o.items.map(({ productId, quantity }) => ({ productId, quantity }))).toEqual(line.items);
-  }
-  // What was final stays final, as it was.
-  for (const [orderId, status] of settledBefore) expect((await order(orderId)).status).toBe(status);
+  mark('restarted');
 
   // Every order final within its deadline plus the sweeper's grace, or, for one whose time passed while
-  // the cloud was down, once the sweeper runs again after the restart.
-  const finalAt = new Map<string, number>();
+  // the cloud was down, once the sweeper runs again after the restart: when it became final is its
+  // final event's time (`updatedAt`), whenever this test reads it.
+  const finals = new Map<string, Order>();
   await waitFor(
     async () => {
       await Promise.all(
         placed
-          .filter((o) => !finalAt.has(o.orderId))
+          .filter((o) => !finals.has(o.orderId))
           .map(async (o) => {
-            if ((await order(o.orderId)).status !== 'PENDING') finalAt.set(o.orderId, Date.now());
+            const current = await order(o.orderId);
+            if (current.status !== 'PENDING') finals.set(o.orderId, current);
           }),
       );
-      return finalAt.size === placed.length;
+      return finals.size === placed.length;
     },
     (DEADLINE_S + GRACE_S) * 1000 + SLACK_MS * 3,
   );
   const late = placed.flatMap((o) => {
     const due = Math.max(o.placedAt + (DEADLINE_S + GRACE_S) * 1000, restartedAt) + SCHEDULE_MS + SLACK_MS;
-    const at = finalAt.get(o.orderId);
+    const final = finals.get(o.orderId);
+    const at = final ? Date.parse(final.updatedAt) : undefined;
     return at !== undefined && at <= due
       ? []
       : [`${o.orderId}: ${at === undefined ? 'still PENDING' : `final ${at - due} ms after it was due`}`];
   });
+  mark('all final');
   expect(late).toEqual([]);
+
+  // Nothing acknowledged is lost: every customer, product and order, as acknowledged; what was final
+  // before the crash is final as it was.
+  const reads = await Promise.all([
+    ...customers.map((c) => call('GET', `/customers/${c.customerId}`)),
+    ...products.map((p) => call('GET', `/products/${p.productId}`)),
+  ]);
+  expect(reads.map((r) => r.status)).toEqual(reads.map(() => 200));
+  for (const line of placed) {
+    expect(
+      finals.get(line.orderId)!.items.map(({ productId, quantity }) => ({ productId, quantity })),
+    ).toEqual(line.items);
+  }
+  for (const [orderId, status] of settledBefore) expect(finals.get(orderId)!.status).toBe(status);
+
   // The executions in flight died with the cloud; the sweeper cancelled their orders (and undid their work).
   for (const o of inFlight) {
-    const final = await order(o.orderId);
+    const final = finals.get(o.orderId)!;
     expect([final.status, final.cancellationReason]).toEqual(['CANCELLED', 'TIMEOUT']);
   }
 
   // The relay resumed after what it had handled: at most C's OrderPlaced are published again, not the
-  // stream from its start (A's and B's twelve).
+  // stream from its start (A's and B's eight).
   const afterRestart = await admin<Stats>('/_local/stats');
   expect(afterRestart.eventBridge.byType[ORDER_PLACED] ?? 0).toBeLessThanOrEqual(lastMoment.length);
 
@@ -249,8 +278,9 @@ test('a SIGKILL of the whole cloud mid-run loses nothing acknowledged, and the r
     finalGraceSeconds: GRACE_S,
     settleSeconds: 20,
   });
+  mark('invariants');
   expect(report.checks.flatMap((c) => c.violations)).toEqual([]);
-  expect(report.orders.placed).toBe(15);
+  expect(report.orders.placed).toBe(10);
   // Nothing went to a dead-letter queue, in either life (the queues are kept in the data directory).
   expect(Object.values(afterRestart.deadLetters).filter((depth) => depth > 0)).toEqual([]);
 

@@ -26,12 +26,8 @@ import {
   shardId,
   sumStock,
 } from '../../functions/inventory/domain';
-import {
-  EXPIRY_INDEX,
-  expiryPartition,
-  type ProductViewItem,
-  type ShardViewItem,
-} from '../../functions/inventory/view';
+import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../../functions/inventory/seams';
+import { expiryPartition, type ProductViewItem, type ShardViewItem } from '../../functions/inventory/view';
 import { AggregateStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
@@ -61,7 +57,7 @@ const tableFor = (service: Service, delivery: Delivery | 'steps') => `${service}
 
 /** The sparse indexes of the services' views tables, as their constructs define them. */
 const VIEW_INDEXES: Record<Service, { name: string; partition: string; sort: string } | undefined> = {
-  inventory: { name: EXPIRY_INDEX, partition: 'expiryPartition', sort: 'expiresAt' },
+  inventory: { name: EXPIRY_INDEX.name, partition: EXPIRY_INDEX.partitionKey, sort: EXPIRY_INDEX.sortKey },
 };
 
 async function createViewsTable(name: string, service: Service) {
@@ -103,11 +99,12 @@ const HANDLER_MODULES: Record<Service, string> = {
 };
 
 /**
- * Loads a fresh copy of a projector module with VIEWS_TABLE set to `table`:
- * it reads its environment (and `shared/aws.ts` builds its client) at load.
+ * Loads a fresh copy of a projector module with its views table set to
+ * `table`, as its construct writes it: it reads its environment (and
+ * `shared/aws.ts` builds its client) at load.
  */
 function loadProjector(service: Service, table: string): Handler {
-  process.env.VIEWS_TABLE = table;
+  Object.assign(process.env, inventoryViewsEnvironment.write({ viewsTable: table }));
   let handler: Handler | undefined;
   jest.isolateModules(() => {
     handler = (require(HANDLER_MODULES[service]) as { handler: Handler }).handler;
@@ -344,7 +341,7 @@ describe('inventory projector', () => {
     const { Items = [] } = await documents.send(
       new QueryCommand({
         TableName: table,
-        IndexName: EXPIRY_INDEX,
+        IndexName: EXPIRY_INDEX.name,
         KeyConditionExpression: 'expiryPartition = :p AND expiresAt <= :t',
         ExpressionAttributeValues: { ':p': expiryPartition(reservationId), ':t': at(3_600).toISOString() },
       }),
@@ -488,7 +485,7 @@ describe('inventory projector', () => {
     const { Items = [] } = await documents.send(
       new QueryCommand({
         TableName: table,
-        IndexName: EXPIRY_INDEX,
+        IndexName: EXPIRY_INDEX.name,
         KeyConditionExpression: 'expiryPartition = :p',
         ExpressionAttributeValues: { ':p': expiryPartition(otherId) },
       }),

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
-import { Customer } from '../../functions/accounts/contract';
+import { Customer, RegisterCustomer } from '../../functions/accounts/contract';
 import { customerView } from '../../functions/accounts/domain';
 import { OPERATIONS, openApiDocument } from '../../functions/docs/openapi';
 import { referencePage } from '../../functions/docs/reference-page';
-import { Product } from '../../functions/inventory/contract';
+import { CreateProduct, Product } from '../../functions/inventory/contract';
 import { productView } from '../../functions/inventory/domain';
 import { Order, SagaTrace } from '../../functions/orders/contract';
 import { type Order as OrderState, orderView } from '../../functions/orders/domain';
@@ -115,6 +115,41 @@ describe('the OpenAPI document', () => {
       }
     }
     expect(checked).toBeGreaterThan(20);
+  });
+
+  // Found by the fuzzer (npm run fuzz): the document promised valid what the validation refuses.
+  test.each([
+    ['RegisterCustomer', RegisterCustomer, { name: ' ', email: 'ada@example.com' }],
+    ['CreateProduct (name)', CreateProduct, { sku: 'W-1', name: '\t \n', priceCents: 1, stock: 0 }],
+    ['CreateProduct (sku)', CreateProduct, { sku: '   ', name: 'Widget', priceCents: 1, stock: 0 }],
+  ])(
+    '%s: a text of white space alone is refused by the document as by the validation',
+    (name, schema, body) => {
+      const id = name.split(' ')[0]!;
+      expect(schema.safeParse(body).success).toBe(false);
+      expect(schemaErrors({ $ref: `#/components/schemas/${id}` }, body)).toMatch(/must match pattern/);
+      const padded = { ...body, ...('sku' in body ? { sku: ' W-1 ' } : {}), name: ' Ada ' };
+      expect({
+        validation: schema.safeParse(padded).success,
+        document: schemaErrors({ $ref: `#/components/schemas/${id}` }, padded),
+      }).toEqual({
+        validation: true,
+        document: undefined,
+      });
+    },
+  );
+
+  test('a text is at most its length as sent, before the trim, in the document as in the validation', () => {
+    const body = { name: ` ${'a'.repeat(200)}`, email: 'ada@example.com' };
+    expect(RegisterCustomer.safeParse(body).success).toBe(false);
+    expect(schemaErrors({ $ref: '#/components/schemas/RegisterCustomer' }, body)).toMatch(
+      /must NOT have more than 200 characters/,
+    );
+  });
+
+  test('an empty x-correlation-id is valid, as the API takes it (for none: the request id is used)', () => {
+    const parameter = document.components.parameters.CorrelationId as { schema: Json };
+    expect(schemaErrors(parameter.schema, '')).toBeUndefined();
   });
 });
 

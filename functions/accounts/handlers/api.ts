@@ -4,6 +4,7 @@ import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
 import { RegisterCustomer } from '../contract';
 import { type Customer, customerView, register } from '../domain';
+import { ACCOUNTS_ROUTES } from '../seams';
 import { customers } from '../store';
 
 const store = customers();
@@ -11,8 +12,8 @@ const store = customers();
 const registered = (customer: Customer) =>
   json(201, customerView(customer), { location: `/customers/${customer.customerId}` });
 
-export const handler = httpHandler({
-  'POST /customers': idempotentCreation(
+export const handler = httpHandler(ACCOUNTS_ROUTES, {
+  registerCustomer: idempotentCreation(
     'cus',
     (request) => validate(RegisterCustomer, requireBody(request)),
     async (input, { now, correlationId }, { id: customerId, requestHash }) => {
@@ -27,7 +28,7 @@ export const handler = httpHandler({
     },
   ),
 
-  'GET /customers/{customerId}': async ({ pathParameters }) => {
+  getCustomer: async ({ pathParameters }) => {
     const id = pathParameters.customerId;
     if (!isId('cus', id)) throw notFound('customer', String(id));
     // The newest event item carries the customer's state: read-your-writes, no read model.

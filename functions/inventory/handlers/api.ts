@@ -1,4 +1,4 @@
-import { env } from '../../shared/aws';
+import { fromEnvironment } from '../../shared/aws';
 import { notFound } from '../../shared/errors';
 import { type HttpRequest, httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand, idempotentCreation } from '../../shared/idempotency';
@@ -7,12 +7,13 @@ import { inventoryCommands } from '../commands';
 import { CreateProduct, ReserveStock, Restock } from '../contract';
 import { productView, type Reservation } from '../domain';
 import { productReads } from '../reads';
+import { INVENTORY_ROUTES, inventoryViewsEnvironment } from '../seams';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
 
 const stores = inventoryStores();
 const commands = inventoryCommands(stores, inventorySettings());
-const reads = productReads(stores, env('VIEWS_TABLE'));
+const reads = productReads(stores, fromEnvironment(inventoryViewsEnvironment).viewsTable);
 
 const productIdOf = ({ pathParameters }: HttpRequest) => {
   const id = pathParameters.productId;
@@ -38,8 +39,8 @@ const reserved = (r: Reservation) =>
     { location: `/products/${r.productId}/reservations/${r.reservationId}` },
   );
 
-export const handler = httpHandler({
-  'POST /products': idempotentCreation(
+export const handler = httpHandler(INVENTORY_ROUTES, {
+  createProduct: idempotentCreation(
     'prd',
     (request) => validate(CreateProduct, requireBody(request)),
     async (input, request, { id, requestHash }) =>
@@ -54,9 +55,9 @@ export const handler = httpHandler({
     },
   ),
 
-  'GET /products/{productId}': async (request) => json(200, await reads.read(productIdOf(request))),
+  getProduct: async (request) => json(200, await reads.read(productIdOf(request))),
 
-  'POST /products/{productId}/reservations': idempotentCreation(
+  reserveStock: idempotentCreation(
     'res',
     (request) => ({ productId: productIdOf(request), ...validate(ReserveStock, requireBody(request)) }),
     async ({ productId, quantity }, request, { id, requestHash }) =>
@@ -67,7 +68,7 @@ export const handler = httpHandler({
     },
   ),
 
-  'DELETE /products/{productId}/reservations/{reservationId}': async (request) => {
+  releaseReservation: async (request) => {
     const productId = productIdOf(request);
     const reservationId = request.pathParameters.reservationId;
     if (!isId('res', reservationId)) throw notFound('reservation', String(reservationId));
@@ -75,7 +76,7 @@ export const handler = httpHandler({
     return json(200, { reservationId, status: 'RELEASED' });
   },
 
-  'POST /products/{productId}/restock': idempotentCommand(
+  restockProduct: idempotentCommand(
     (request) => ({ productId: productIdOf(request), ...validate(Restock, requireBody(request)) }),
     async ({ productId, quantity }, request) =>
       json(200, await commands.restockProduct(productId, quantity, meta(request))),

@@ -1,13 +1,15 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { documents, env } from '../../shared/aws';
+import { documents, fromEnvironment } from '../../shared/aws';
 import { logger, metrics } from '../../shared/powertools';
 import { inventoryCommands } from '../commands';
+import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
-import { EXPIRY_INDEX, EXPIRY_PARTITIONS } from '../view';
+import { EXPIRY_PARTITIONS } from '../view';
 
 const commands = inventoryCommands(inventoryStores(), inventorySettings());
-const VIEWS_TABLE = env('VIEWS_TABLE');
+const VIEWS_TABLE = fromEnvironment(inventoryViewsEnvironment).viewsTable;
+const { name: INDEX, partitionKey, sortKey } = EXPIRY_INDEX;
 const PAGE = 200;
 
 /**
@@ -25,8 +27,8 @@ export const handler = async (): Promise<{ expired: number }> => {
         const page = await documents.send(
           new QueryCommand({
             TableName: VIEWS_TABLE,
-            IndexName: EXPIRY_INDEX,
-            KeyConditionExpression: 'expiryPartition = :p AND expiresAt <= :now',
+            IndexName: INDEX,
+            KeyConditionExpression: `${partitionKey} = :p AND ${sortKey} <= :now`,
             ExpressionAttributeValues: { ':p': `p${p}`, ':now': now.toISOString() },
             Limit: PAGE,
             ExclusiveStartKey: startKey,

@@ -1,9 +1,10 @@
-import { env } from '../../shared/aws';
+import { fromEnvironment } from '../../shared/aws';
 import { projector, upsertView } from '../../shared/views';
 import type { Product, Reservation, Stock } from '../domain';
+import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
 import { expiryPartition } from '../view';
 
-const VIEWS_TABLE = env('VIEWS_TABLE');
+const VIEWS_TABLE = fromEnvironment(inventoryViewsEnvironment).viewsTable;
 
 /**
  * Keeps the product views (the product's item, and one item per stock shard
@@ -42,9 +43,9 @@ export const handler = projector(async (event) => {
           productId: r.productId,
           status: r.status,
           expiresAt: r.expiresAt,
-          ...(held ? { expiryPartition: expiryPartition(r.reservationId) } : {}),
+          ...(held ? { [EXPIRY_INDEX.partitionKey]: expiryPartition(r.reservationId) } : {}),
         },
-        held ? [] : ['expiryPartition'],
+        held ? [] : [EXPIRY_INDEX.partitionKey],
       );
       return;
     }

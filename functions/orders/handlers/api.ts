@@ -8,7 +8,7 @@ import {
 import { customers } from '../../accounts';
 import { inventoryStores } from '../../inventory';
 import { sagaTrace } from '../../saga';
-import { env } from '../../shared/aws';
+import { fromEnvironment } from '../../shared/aws';
 import { ClientError, notFound } from '../../shared/errors';
 import {
   type HttpRequest,
@@ -25,6 +25,7 @@ import { logger, traced } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
 import { PlaceOrder } from '../contract';
 import { type Order, type OrderPlaced, orderView, place } from '../domain';
+import { ORDERS_ROUTES, orderPlacementEnvironment, orderSagaEnvironment } from '../seams';
 import { ordersStore } from '../store';
 
 const orders = ordersStore();
@@ -44,8 +45,8 @@ async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
 }
 const accounts = customers();
 const inventory = inventoryStores();
-const SAGA_DEADLINE_SECONDS = Number(env('SAGA_DEADLINE_SECONDS'));
-const ORDER_SAGA_ARN = env('ORDER_SAGA_ARN');
+const { sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS } = fromEnvironment(orderPlacementEnvironment);
+const { orderSagaArn: ORDER_SAGA_ARN } = fromEnvironment(orderSagaEnvironment);
 
 /**
  * The saga's fast path: once the order's append has committed, the request
@@ -177,8 +178,8 @@ async function answerWhenFinal(request: HttpRequest, waitSeconds: number, accept
   return json(201, orderView(final), { location: `/orders/${orderId}`, ...applied });
 }
 
-export const handler = httpHandler({
-  'POST /orders': async (request) => {
+export const handler = httpHandler(ORDERS_ROUTES, {
+  placeOrder: async (request) => {
     const acceptance = await placeOrder(request);
     // Without a `wait` it honours, nothing happens beyond placing the order: no read, no pause.
     const waitSeconds =
@@ -186,10 +187,10 @@ export const handler = httpHandler({
     return waitSeconds === undefined ? acceptance : answerWhenFinal(request, waitSeconds, acceptance);
   },
 
-  'GET /orders/{orderId}': async ({ pathParameters }) =>
+  getOrder: async ({ pathParameters }) =>
     json(200, orderView(await loadOrder(String(pathParameters.orderId)))),
 
-  'GET /orders/{orderId}/saga': async ({ pathParameters }) => {
+  getOrderSaga: async ({ pathParameters }) => {
     const orderId = String(pathParameters.orderId);
     const { sagaExecutionArn: executionArn } = await loadOrder(orderId);
     if (!executionArn)

@@ -5,10 +5,11 @@ import {
   type PutEventsRequestEntry,
 } from '@aws-sdk/client-eventbridge';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { env } from '../../shared/aws';
+import { fromEnvironment } from '../../shared/aws';
 import { logger, traced } from '../../shared/powertools';
 import { type EventRecord, eventOf } from '../../shared/views';
 import { isIntegrationEvent, SOURCES } from '../integration-events';
+import { publisherEnvironment } from '../seams';
 
 const eventBridge = traced(new EventBridgeClient({ maxAttempts: 5 }));
 
@@ -64,6 +65,9 @@ export const entriesOf = (stream: DynamoDBStreamEvent, busName: string): PutEven
 const BATCH = 10;
 const RETRY_DELAYS_MS = [50, 200, 800];
 
+// Read at the sandbox's first invocation, once (the relay's unit tests import this module with none set).
+let eventBusName: string | undefined;
+
 /**
  * The outbox relay: every integration event in a table stream is put on the
  * platform's bus, at least once. Entries EventBridge refuses are retried
@@ -80,10 +84,12 @@ const RETRY_DELAYS_MS = [50, 200, 800];
  * the refused one that EventBridge did accept are put again on the retry: at
  * least once, as every consumer of the bus expects.
  */
-export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
-  publish(outgoingOf(stream, env('EVENT_BUS_NAME')), (entries) =>
+export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  eventBusName ??= fromEnvironment(publisherEnvironment).eventBusName;
+  return publish(outgoingOf(stream, eventBusName), (entries) =>
     eventBridge.send(new PutEventsCommand({ Entries: entries })),
   );
+};
 
 /** The relay's loop, with the `PutEvents` call (and the retry delays) given: see `handler`. */
 export async function publish(

@@ -1,8 +1,10 @@
+/** The saga module's seams with the CDK app (see functions/shared/seams.ts). */
 import type { CancellationReason } from '../orders';
+import { environment, numeric } from '../shared/seams';
 
 /**
  * The saga's EMF metrics, by name, for the functions that emit them and the
- * dashboard and alarms that watch them (lib/observability.ts): renaming one
+ * dashboard and alarms that watch them (lib/observability/): renaming one
  * side renames both.
  */
 export const SAGA_SERVICE = 'saga';
@@ -30,3 +32,6 @@ export const CANCELLATION_LABELS: Record<CancellationReason, string> = {
   TIMEOUT: 'timed out',
   STEP_FAILED: 'a step failed',
 };
+
+/** What the sweeper needs beside the tables the steps need: how long a saga may overrun its deadline. */
+export const sweeperEnvironment = environment({ sweeperGraceSeconds: numeric('SWEEPER_GRACE_SECONDS') });

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { type FunctionSpec, LambdaRuntime } from '../../local/lambda/runtime';
 
 /**
- * How the local Lambda runtime shares the total sandbox cap between
- * functions: a function nobody calls gives up its last sandbox after a while.
+ * How the local Lambda runtime sizes its pools: a function starts another
+ * sandbox only when an invocation would otherwise wait long, and at the total
+ * cap a function nobody calls gives up its last sandbox after a while.
  */
 const SLOW = join(__dirname, '..', 'fixtures', 'stepfunctions', 'functions', 'slow');
 const spec = (logicalId: string): FunctionSpec => ({
@@ -20,7 +21,7 @@ const spec = (logicalId: string): FunctionSpec => ({
 let work: string;
 let runtime: LambdaRuntime;
 const sandboxes = (id: string) =>
-  (runtime.sandboxes() as Record<string, { sandboxes: number; reclaimed: number }>)[id]!;
+  (runtime.sandboxes() as Record<string, { sandboxes: number; started: number; reclaimed: number }>)[id]!;
 
 beforeEach(() => {
   work = mkdtempSync(join(tmpdir(), 'sandbox-eviction-'));
@@ -54,4 +55,21 @@ test('at the total cap, a waiting function takes the last sandbox of one idle lo
   expect(sandboxes('Scheduled').reclaimed + sandboxes('Api').reclaimed).toBeGreaterThan(0);
   // The function that went cold still runs (a cold start).
   await expect(runtime.invoke('Scheduled', { delayMs: 0 })).resolves.toMatchObject({ captured: true });
+});
+
+test('an invocation that would wait briefly for a busy sandbox waits for it; a long queue starts more', async () => {
+  // A threshold far above the invocations' few milliseconds, so that a slow machine cannot blur the two cases.
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 1_000 });
+  await runtime.warmAll();
+  // Two warm invocations give the pool its recent duration (about 10 ms).
+  for (let i = 0; i < 2; i++) await runtime.invoke('Api', { delayMs: 10 });
+  // Pairs that overlap: the second would wait about 10 ms for the first, so no sandbox starts for it.
+  for (let i = 0; i < 5; i++) {
+    await Promise.all([runtime.invoke('Api', { delayMs: 10 }), runtime.invoke('Api', { delayMs: 10 })]);
+  }
+  expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
+
+  // A queue that would take seconds to drain through one sandbox grows the pool.
+  await Promise.all(Array.from({ length: 12 }, () => runtime.invoke('Api', { delayMs: 400 })));
+  expect(sandboxes('Api').started).toBeGreaterThan(1);
 });

@@ -1,0 +1,175 @@
+import {
+  aws_cloudwatch_actions as actions,
+  type aws_apigatewayv2 as apigw,
+  aws_cloudwatch as cloudwatch,
+  aws_iam as iam,
+  aws_kms as kms,
+  Stack,
+  type aws_stepfunctions as sfn,
+  aws_sns as sns,
+  aws_sns_subscriptions as subscriptions,
+} from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import type { StageConfig } from '../stage-config';
+import { FIVE_MINUTES, sagaMetrics } from './metrics';
+import type { Watchlist } from './watchlist';
+
+export interface AlarmsProps {
+  readonly config: StageConfig;
+  readonly httpApi: apigw.HttpApi;
+  readonly stateMachine: sfn.StateMachine;
+  /** The functions and dead-letter queues to alarm on. */
+  readonly watchlist: Watchlist;
+}
+
+/**
+ * The alarms of a stage, each on something an operator must act on, sent to
+ * an SNS topic encrypted with a key of the stage (made in `scope`).
+ */
+export function addAlarms(scope: Construct, props: AlarmsProps) {
+  const { config, httpApi, stateMachine, watchlist } = props;
+  const stack = Stack.of(scope);
+
+  // CloudWatch encrypts what it publishes with this key, so its key policy lets CloudWatch use it.
+  const topicKey = new kms.Key(scope, 'AlarmTopicKey', {
+    description: `Encrypts the alarm topic of the commerce platform (${config.stage})`,
+    enableKeyRotation: true,
+    removalPolicy: config.removalPolicy,
+  });
+  topicKey.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+  const topic = new sns.Topic(scope, 'AlarmTopic', {
+    displayName: `Commerce ${config.stage} alarms`,
+    masterKey: topicKey,
+    enforceSSL: true,
+  });
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'CloudWatchAlarmsOfThisAccountPublish',
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: {
+        ArnLike: {
+          'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*`,
+        },
+        StringEquals: { 'aws:SourceAccount': stack.account },
+      },
+    }),
+  );
+  if (config.alarmEmail) {
+    topic.addSubscription(new subscriptions.EmailSubscription(config.alarmEmail));
+  }
+
+  const saga = sagaMetrics(config);
+  const alarms: cloudwatch.Alarm[] = [];
+  const alarm = (
+    name: string,
+    description: string,
+    options: Omit<cloudwatch.AlarmProps, 'alarmDescription'>,
+  ) => {
+    const created = new cloudwatch.Alarm(scope, name, {
+      alarmDescription: `${description} (${config.stage})`,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...options,
+    });
+    created.addAlarmAction(new actions.SnsAction(topic));
+    created.addOkAction(new actions.SnsAction(topic));
+    alarms.push(created);
+    return created;
+  };
+  const { alarms: thresholds } = config;
+  const atLeast = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+  alarm('Api5xx', 'The HTTP API answered with 5xx: a fault of ours, never bad input', {
+    metric: httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+    threshold: thresholds.api5xxPerFiveMinutes,
+    comparisonOperator: atLeast,
+    evaluationPeriods: 1,
+  });
+  alarm('ApiLatencyP95', 'The HTTP API’s p95 latency stayed above its threshold for 15 minutes', {
+    metric: httpApi.metricLatency({ period: FIVE_MINUTES, statistic: 'p95' }),
+    threshold: thresholds.apiP95LatencyMs,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    evaluationPeriods: 3,
+  });
+  for (const { label, fn } of watchlist.streamConsumers) {
+    alarm(`${label}IteratorAge`, `${label} falls behind its stream`, {
+      metric: fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
+      threshold: thresholds.streamIteratorAgeMs,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+  }
+  for (const { name, queue } of watchlist.deadLetterQueues) {
+    alarm(
+      `${name}DeadLetters`,
+      `Messages wait in the dead-letter queue ${name}: fix the cause, then redrive`,
+      {
+        metric: queue.metricApproximateNumberOfMessagesVisible({
+          period: FIVE_MINUTES,
+          statistic: 'Maximum',
+        }),
+        threshold: 1,
+        comparisonOperator: atLeast,
+        evaluationPeriods: 1,
+      },
+    );
+  }
+  alarm(
+    'SagaExecutionFailures',
+    'Saga executions failed, timed out or were aborted (compensation did not finish)',
+    {
+      metric: new cloudwatch.MathExpression({
+        expression: 'failed + timedOut + aborted',
+        usingMetrics: {
+          failed: stateMachine.metricFailed({ statistic: 'Sum' }),
+          timedOut: stateMachine.metricTimedOut({ statistic: 'Sum' }),
+          aborted: stateMachine.metricAborted({ statistic: 'Sum' }),
+        },
+        period: FIVE_MINUTES,
+        label: 'failed executions',
+      }),
+      threshold: thresholds.sagaExecutionFailuresPerFiveMinutes,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm('SagaTimeouts', 'Orders were cancelled because their saga ran past its deadline', {
+    metric: saga('cancelledByReason', { reason: 'TIMEOUT' }),
+    threshold: thresholds.sagaTimeoutsPerFiveMinutes,
+    comparisonOperator: atLeast,
+    evaluationPeriods: 1,
+  });
+  alarm(
+    'SagaStepFailures',
+    'A saga step failed unexpectedly after its retries (a bug or a broken contract); its order was cancelled STEP_FAILED',
+    {
+      metric: saga('stepFailures'),
+      threshold: 1,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm(
+    'SagaCompensationFailures',
+    'A saga compensation failed (the state machine retries it until it succeeds)',
+    {
+      metric: saga('compensationFailures'),
+      threshold: 1,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  for (const { label, fn } of watchlist.functions) {
+    alarm(
+      `${label}Throttles`,
+      `${label} was throttled: raise its reserved concurrency or lower the API throttle`,
+      {
+        metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: thresholds.lambdaThrottlesPerFiveMinutes,
+        comparisonOperator: atLeast,
+        evaluationPeriods: 1,
+      },
+    );
+  }
+  return { topic, alarms };
+}
