@@ -183,18 +183,7 @@ async function runCell(
         log('SIGKILL to the local cloud’s process group');
         await cloud.crash();
         const t0 = Date.now();
-        // A restart right after the kill may still find the data directory's lock held by a killed
-        // process not yet reaped: started again after a pause, a few times.
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await cloud.restart();
-            break;
-          } catch (error) {
-            if (attempt >= 5 || !/in use by process/.test((error as Error).message)) throw error;
-            log(`restart refused (${(error as Error).message.split('\n')[0]}); again in 1 s`);
-            await sleep(1000);
-          }
-        }
+        await cloud.restart();
         log(`started again on its data in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       });
       // Reported after the load, where the run waits for it.
