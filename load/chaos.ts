@@ -164,6 +164,8 @@ async function runCell(
     ...PROFILES.mix,
     levels: [options.rate],
     durationSeconds: options.seconds,
+    // A cell judges outcomes, not latency: nothing to warm up for, and its one cloud is warm after the first.
+    warmUpSeconds: 0,
     seed: { customers: 20, products: 20 },
   };
   let crash: Promise<void> | undefined;
