@@ -1,5 +1,8 @@
-import { documents, env } from '../shared/aws';
-import { AggregateStore } from '../shared/event-store';
-import { customerFold } from './domain';
+import { dynamoEvents, env } from '../shared/aws';
+import { AggregateStore, type EventStore } from '../shared/event-store';
+import { customerDecider } from './domain';
 
-export const customers = () => new AggregateStore(documents, env('ACCOUNTS_TABLE'), 'Customer', customerFold);
+export const customers = (tableName = env('ACCOUNTS_TABLE'), events: EventStore = dynamoEvents) =>
+  new AggregateStore(events, tableName, 'Customer', customerDecider);
+
+export type CustomersStore = ReturnType<typeof customers>;

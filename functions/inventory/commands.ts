@@ -305,6 +305,17 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   };
 }
 
+/**
+ * The inventory as the order saga uses it: an order's stock planned (nothing
+ * written), the writes that sell it or give it back, and the transaction that
+ * writes them with the saga's other appends, keeping this sandbox's knowledge
+ * of the shards up to date.
+ */
+export type OrderStock = Pick<
+  ReturnType<typeof inventoryCommands>,
+  'planOrderStock' | 'heldStockAppends' | 'append'
+>;
+
 /** What `append`ed shard appends leave their shards as. */
 export const shardsAfter = (appends: readonly ShardAppend[]): KnownShard[] =>
   appends.map((a) => ({ productId: a.productId, shard: a.shard, ...a.after }));

@@ -1,9 +1,9 @@
-import { documents, env } from '../shared/aws';
+import { dynamoEvents, env } from '../shared/aws';
 import { ConcurrencyError } from '../shared/errors';
 import {
   AggregateStore,
   type AppendMeta,
-  appendAtomically,
+  type EventStore,
   type Loaded,
   type PendingAppend,
 } from '../shared/event-store';
@@ -37,10 +37,14 @@ export const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in 
  * `stock` (see StockCache), which is what lets a sold-out product be refused
  * without a read and `GET /products/{id}` be served from memory.
  */
-export function inventoryStores(tableName = env('INVENTORY_TABLE'), stock = new StockCache(STOCK_CACHE)) {
-  const products = new AggregateStore(documents, tableName, 'Product', productFold);
-  const shards = new AggregateStore(documents, tableName, 'StockShard', shardFold);
-  const reservations = new AggregateStore(documents, tableName, 'Reservation', reservationFold);
+export function inventoryStores(
+  tableName = env('INVENTORY_TABLE'),
+  stock = new StockCache(STOCK_CACHE),
+  events: EventStore = dynamoEvents,
+) {
+  const products = new AggregateStore(events, tableName, 'Product', productFold);
+  const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
+  const reservations = new AggregateStore(events, tableName, 'Reservation', reservationFold);
 
   // A product's identity, price and shard count never change once created.
   const known = new Map<string, Product>();
@@ -91,7 +95,7 @@ export function inventoryStores(tableName = env('INVENTORY_TABLE'), stock = new 
   async function append(appends: readonly PendingAppend[]) {
     const sentAt = Date.now();
     try {
-      await appendAtomically(documents, appends);
+      await events.write(appends);
     } catch (error) {
       if (error instanceof ConcurrencyError) {
         for (const a of appends.filter(isShardAppend)) stock.doubt(a.productId, a.shard);

@@ -1,7 +1,7 @@
-import { documents, env } from '../shared/aws';
-import { AggregateStore } from '../shared/event-store';
+import { dynamoEvents, env } from '../shared/aws';
+import { AggregateStore, type EventStore } from '../shared/event-store';
 import { partitionOf } from '../shared/ids';
-import { type OrderEvent, orderFold } from './domain';
+import { type OrderEvent, orderDecider } from './domain';
 
 /**
  * Placed orders are indexed by deadline (a sparse index of the orders table:
@@ -19,5 +19,7 @@ const placedIndexKeys = (event: OrderEvent) =>
     ? { sweepPartition: sweepPartition(event.data.orderId), deadline: event.data.deadline }
     : undefined;
 
-export const ordersStore = (tableName = env('ORDERS_TABLE')) =>
-  new AggregateStore(documents, tableName, 'Order', orderFold, placedIndexKeys);
+export const ordersStore = (tableName = env('ORDERS_TABLE'), events: EventStore = dynamoEvents) =>
+  new AggregateStore(events, tableName, 'Order', orderDecider, placedIndexKeys);
+
+export type OrdersStore = ReturnType<typeof ordersStore>;

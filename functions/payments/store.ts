@@ -1,6 +1,8 @@
-import { documents, env } from '../shared/aws';
-import { AggregateStore } from '../shared/event-store';
-import { paymentFold } from './domain';
+import { dynamoEvents, env } from '../shared/aws';
+import { AggregateStore, type EventStore } from '../shared/event-store';
+import { paymentDecider } from './domain';
 
-export const paymentsStore = (tableName = env('PAYMENTS_TABLE')) =>
-  new AggregateStore(documents, tableName, 'Payment', paymentFold);
+export const paymentsStore = (tableName = env('PAYMENTS_TABLE'), events: EventStore = dynamoEvents) =>
+  new AggregateStore(events, tableName, 'Payment', paymentDecider);
+
+export type PaymentsStore = ReturnType<typeof paymentsStore>;

@@ -2,6 +2,7 @@ import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { DynamoDbEventStore } from './event-store';
 import { traced } from './powertools';
 
 /**
@@ -27,3 +28,6 @@ export function env(name: string): string {
   if (!value) throw new Error(`environment variable ${name} is not set`);
   return value;
 }
+
+/** The functions' event store: DynamoDB, through the shared client. */
+export const dynamoEvents = new DynamoDbEventStore(documents);

@@ -32,7 +32,7 @@ import {
   type ProductViewItem,
   type ShardViewItem,
 } from '../../functions/inventory/view';
-import { AggregateStore, KEY } from '../../functions/shared/event-store';
+import { AggregateStore, DynamoDbEventStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
 
@@ -172,7 +172,7 @@ function appendsOf<S, E extends DomainEvent>(
   aggregateId: string,
   appends: readonly E[][],
 ): { items: Item[]; state: S } {
-  const store = new AggregateStore(offline, 'events', aggregateType, fold);
+  const store = new AggregateStore(new DynamoDbEventStore(offline), 'events', aggregateType, fold);
   let state = fold.initial;
   let version = 0;
   const items: Item[] = [];
