@@ -115,16 +115,6 @@ export function eventStoreContract(name: string, events: () => EventStore, table
       await expect(events().write([])).resolves.toBeUndefined();
     });
 
-    it('refuses a transaction that names one item twice, as no race but an error', async () => {
-      const id = newId('twice');
-      const s = store();
-      const lost = await rejectionOf(
-        events().write([s.pending(id, 0, [inc(1)], 0, meta), s.unchanged(id, 0)]),
-      );
-      expect(lost).not.toBeInstanceOf(ConcurrencyError);
-      expect(await s.load(id)).toEqual({ state: 0, version: 0 });
-    });
-
     it('refuses a transaction of more than 100 items, writing none', async () => {
       const id = newId('large');
       const s = store();
