@@ -387,18 +387,6 @@ export function restock(
   };
 }
 
-/** The public view of a product, as `GET /products/{id}` answers it. */
-export const productView = (p: Product, stock: Stock) => ({
-  productId: p.productId,
-  sku: p.sku,
-  name: p.name,
-  priceCents: p.priceCents,
-  available: stock.available,
-  reserved: stock.reserved,
-  sold: stock.sold,
-  createdAt: p.createdAt,
-});
-
 /**
  * How many shards a product's stock is spread over, fixed at creation: one
  * per `unitsPerShard` units of initial stock, at least one, at most

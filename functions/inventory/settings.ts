@@ -1,5 +1,5 @@
 import { env } from '../shared/aws';
-import type { InventorySettings } from './commands';
+import type { InventorySettings } from './application';
 
 export const inventorySettings = (): InventorySettings => ({
   reservationTtlSeconds: Number(env('RESERVATION_TTL_SECONDS')),

@@ -6,7 +6,7 @@
  */
 import { accountsUseCases } from '../../functions/accounts/application';
 import { customers } from '../../functions/accounts/store';
-import { inventoryCommands } from '../../functions/inventory/commands';
+import { inventoryCommands, type Outcome } from '../../functions/inventory/application';
 import { STOCK_CACHE, StockCache } from '../../functions/inventory/stock-cache';
 import { inventoryStores } from '../../functions/inventory/store';
 import { ordersUseCases } from '../../functions/orders/application';
@@ -80,7 +80,8 @@ export function inMemoryCommerce() {
     },
 
     async product(stock: number, priceCents = 1_000) {
-      return inventory.create({ sku: `sku-${sequence}`, name: 'Widget', priceCents, stock }, meta, id('prd'));
+      const input = { sku: `sku-${sequence}`, name: 'Widget', priceCents, stock };
+      return succeeded(await inventory.create(input, meta, id('prd'))).product;
     },
 
     /** Places an order and answers the input every saga step of it receives. */
@@ -92,7 +93,7 @@ export function inMemoryCommerce() {
 
     /** The stock of a product summed over its shards, read from the store. */
     async stock(productId: string) {
-      return inventory.view(productId);
+      return succeeded(await inventory.view(productId)).stock;
     },
   };
 }
@@ -120,4 +121,10 @@ export function stepInputOf(placed: OrderPlaced) {
       executionArn,
     }),
   };
+}
+
+/** The result of an inventory use case that must not refuse. */
+export function succeeded<T>(outcome: Outcome<T>): T {
+  if ('rejection' in outcome) throw new Error(`refused: ${JSON.stringify(outcome.rejection)}`);
+  return outcome.ok;
 }

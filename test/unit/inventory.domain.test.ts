@@ -14,7 +14,6 @@ import {
   type ProductState,
   planReservation,
   productFold,
-  productView,
   type Reservation,
   type ReservationDecision,
   type ReservationEvent,
@@ -32,6 +31,7 @@ import {
   splitEvenly,
   sumStock,
 } from '../../functions/inventory/domain';
+import { productView } from '../../functions/inventory/http-views';
 import { foldEvents } from '../../functions/shared/events';
 
 const T0 = new Date('2025-03-01T10:00:00.000Z');

@@ -6,7 +6,7 @@ import { customerView } from '../../functions/accounts/http-views';
 import { OPERATIONS, openApiDocument } from '../../functions/docs/openapi';
 import { referencePage } from '../../functions/docs/reference-page';
 import { Product } from '../../functions/inventory/contract';
-import { productView } from '../../functions/inventory/domain';
+import { productView } from '../../functions/inventory/http-views';
 import { Order, SagaTrace } from '../../functions/orders/contract';
 import type { Order as OrderState } from '../../functions/orders/domain';
 import { orderView } from '../../functions/orders/http-views';
