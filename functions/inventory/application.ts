@@ -4,15 +4,13 @@ import { type AppendMeta, type Loaded, retryOnConflict, TRANSACTION_ITEM_LIMIT }
 import { newId } from '../shared/ids';
 import {
   createProduct,
-  expire,
+  decideReservation,
   type KnownShard,
   NO_STOCK,
   type Product,
   type Reservation,
   type ReservationPart,
-  release,
-  reservationFold,
-  reserve,
+  reservationDecider,
   restock,
   type ShardEvents,
   type Stock,
@@ -124,7 +122,11 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       parts: ReservationPart[];
       loaded: ReadonlyMap<number, Loaded<Stock>>;
     }) => {
-      const decision = reserve({ reservationId, productId, parts, expiresAt, now: meta.now });
+      const decision = decideReservation(
+        { type: 'Place', reservationId, productId, parts, expiresAt, now: meta.now },
+        null,
+      );
+      if ('rejection' in decision) throw new Error(`a new reservation refused: ${decision.rejection.code}`);
       const none = { state: null, version: 0 };
       try {
         await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
@@ -134,7 +136,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
           throw new AlreadyCreated(reservationId);
         throw error;
       }
-      return { ok: reservationFold.evolve(null, decision.reservation[0]!)! };
+      return { ok: reservationDecider.evolve(null, decision.reservation[0]!) as Reservation };
     };
     const knownShort = () => {
       const available = planning.knownShortfall(product, quantity);
@@ -238,24 +240,27 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     reservationId: string,
     reason: 'RELEASED' | 'EXPIRED',
     meta: AppendMeta,
-  ): Promise<Outcome<{ reservation: Reservation; changed: boolean }>> {
+  ): Promise<Outcome<{ changed: boolean }>> {
     return retryOnConflict(async () => {
       const loaded = await reservations.load(reservationId);
       const reservation = loaded.state;
       if (!reservation || (productId !== undefined && reservation.productId !== productId)) {
         return { rejection: { code: 'NO_SUCH_RESERVATION', reservationId } };
       }
-      if (reservation.status === 'COMMITTED' && reason === 'RELEASED') {
+      const command =
+        reason === 'EXPIRED' ? ({ type: 'Expire', now: meta.now } as const) : ({ type: 'Release' } as const);
+      const decision = decideReservation(command, reservation);
+      if ('rejection' in decision) {
+        // Only a release of a sold reservation is refused: it has been placed, and expiring refuses nothing.
         return { rejection: { code: 'RESERVATION_COMMITTED', reservationId } };
       }
-      const decision = reason === 'EXPIRED' ? expire(reservation, meta.now) : release(reservation, reason);
-      if (decision.reservation.length === 0) return { ok: { reservation, changed: false } };
+      if (decision.reservation.length === 0) return { ok: { changed: false } };
       const shards = await loadShards(
         reservation.productId,
-        reservation.parts.map((p) => p.shard),
+        decision.shards.map((s) => s.shard),
       );
       await applyReservationDecision(reservation.productId, reservationId, loaded, decision, shards, meta);
-      return { ok: { reservation: { ...reservation, status: reason }, changed: true } };
+      return { ok: { changed: true } };
     });
   }
 

@@ -14,7 +14,7 @@ import {
   productFold,
   type ReservationDecision,
   type ReservationState,
-  reservationFold,
+  reservationDecider,
   type ShardEvents,
   type Stock,
   shardFold,
@@ -44,7 +44,7 @@ export function inventoryStores(
 ) {
   const products = new AggregateStore(events, tableName, 'Product', productFold);
   const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
-  const reservations = new AggregateStore(events, tableName, 'Reservation', reservationFold);
+  const reservations = new AggregateStore(events, tableName, 'Reservation', reservationDecider);
 
   // A product's identity, price and shard count never change once created.
   const known = new Map<string, Product>();

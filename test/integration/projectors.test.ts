@@ -10,14 +10,12 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import {
   createProduct,
+  decideReservation,
   type Product,
   planReservation,
   productFold,
-  type Reservation,
   type ReservationEvent,
-  release,
-  reservationFold,
-  reserve,
+  reservationDecider,
   restock,
   type ShardEvent,
   type ShardEvents,
@@ -315,17 +313,22 @@ describe('inventory projector', () => {
       { shard: 0, quantity: 7 },
       { shard: 1, quantity: 1 },
     ]);
-    const reserved = reserve({ reservationId, productId, parts: parts!, expiresAt: at(900), now: at(1) });
+    const reserved = decideReservation(
+      { type: 'Place', reservationId, productId, parts: parts!, expiresAt: at(900), now: at(1) },
+      null,
+    );
+    if ('rejection' in reserved) throw new Error('expected the reservation to be placed');
     addShards(reserved.shards);
-    const reservation = foldEvents(reservationFold, null, reserved.reservation) as Reservation;
-    const released = release(reservation, 'RELEASED');
+    const reservation = foldEvents(reservationDecider, null, reserved.reservation);
+    const released = decideReservation({ type: 'Release' }, reservation);
+    if ('rejection' in released) throw new Error('expected the reservation to be released');
     addShards(released.shards);
 
     const productItems = appendsOf('Product', productFold, productId, [created.product, restocked.product]);
     const shards = shardAppends.map((appends, i) =>
       appendsOf('StockShard', shardFold, shardId(productId, i), appends),
     );
-    const reservationItems = appendsOf('Reservation', reservationFold, reservationId, [
+    const reservationItems = appendsOf('Reservation', reservationDecider, reservationId, [
       reserved.reservation,
       released.reservation,
     ] as ReservationEvent[][]);
@@ -450,7 +453,7 @@ describe('inventory projector', () => {
   it('released delivered before placed: never indexed as held', async () => {
     // A fresh table-scoped reservation id so the steps table's earlier state does not matter.
     const otherId = `res_${'9'.repeat(32)}`;
-    const other = appendsOf('Reservation', reservationFold, otherId, [
+    const other = appendsOf('Reservation', reservationDecider, otherId, [
       [
         {
           type: 'ReservationPlaced',

@@ -89,7 +89,9 @@ export const handler = httpHandler({
       ),
     async (reservationId) => {
       const first = await stores.reservations.first(reservationId);
-      return first?.state ? { requestHash: first.requestHash, result: reserved(first.state) } : undefined;
+      // A reservation made by this route is never voided (only the saga's were, by earlier versions).
+      if (!first?.state || first.state.status === 'VOIDED') return undefined;
+      return { requestHash: first.requestHash, result: reserved(first.state) };
     },
   ),
 

@@ -1,6 +1,6 @@
 import { env } from '../../shared/aws';
 import { projector, upsertView } from '../../shared/views';
-import type { Product, Reservation, Stock } from '../domain';
+import type { Product, ReservationState, Stock } from '../domain';
 import { expiryPartition } from '../view';
 
 const VIEWS_TABLE = env('VIEWS_TABLE');
@@ -31,7 +31,7 @@ export const handler = projector(async (event) => {
       return;
     }
     case 'Reservation': {
-      const r = event.state as Reservation;
+      const r = event.state as NonNullable<ReservationState>;
       const held = r.status === 'RESERVED';
       await upsertView(
         VIEWS_TABLE,
@@ -41,7 +41,8 @@ export const handler = projector(async (event) => {
         {
           productId: r.productId,
           status: r.status,
-          expiresAt: r.expiresAt,
+          // A voided reservation (stored by earlier versions) took no stock: its expiry is when it was voided.
+          expiresAt: r.status === 'VOIDED' ? r.voidedAt : r.expiresAt,
           ...(held ? { expiryPartition: expiryPartition(r.reservationId) } : {}),
         },
         held ? [] : ['expiryPartition'],
