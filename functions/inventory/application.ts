@@ -3,7 +3,7 @@ import { AlreadyCreated, ConcurrencyError } from '../shared/errors';
 import { type AppendMeta, type Loaded, retryOnConflict, TRANSACTION_ITEM_LIMIT } from '../shared/event-store';
 import { newId } from '../shared/ids';
 import {
-  createProduct,
+  decideProduct,
   decideReservation,
   type KnownShard,
   NO_STOCK,
@@ -11,7 +11,6 @@ import {
   type Reservation,
   type ReservationPart,
   reservationDecider,
-  restock,
   type ShardEvents,
   type Stock,
   shardCountFor,
@@ -72,7 +71,8 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     productId = newId('prd'),
   ) {
     const shardCount = shardCountFor(input.stock, settings);
-    const decided = createProduct({ productId, ...input, shardCount, now: meta.now });
+    const decided = decideProduct({ type: 'Create', productId, ...input, shardCount, now: meta.now }, null);
+    if ('rejection' in decided) throw new Error(`a new product refused: ${decided.rejection.code}`);
     const empty = new Map(decided.shards.map((s) => [s.shard, { state: NO_STOCK, version: 0 }]));
     await append([
       products.pending(productId, 0, decided.product, null, meta),
@@ -86,7 +86,10 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     if (!product) return noSuchProduct(productId);
     await retryOnConflict(async () => {
       const current = await products.load(productId);
-      const decided = restock(product, quantity);
+      // The product's shard count never changes: the one read before the retries splits the quantity.
+      const decided = decideProduct({ type: 'Restock', quantity }, product);
+      if ('rejection' in decided)
+        throw new Error(`product ${productId} refused a restock: ${decided.rejection.code}`);
       const loaded = await loadShards(
         productId,
         decided.shards.map((s) => s.shard),

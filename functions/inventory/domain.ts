@@ -38,7 +38,7 @@ export type ProductEvent =
     >
   | DomainEvent<'ProductRestocked', { productId: string; quantity: number; perShard: number[] }>;
 
-export const productFold: Fold<ProductState, ProductEvent> = {
+const productFold: Fold<ProductState, ProductEvent> = {
   foldVersion: 1,
   initial: null,
   evolve(state, event) {
@@ -368,19 +368,28 @@ export function decideReservation(
   };
 }
 
-export function createProduct(command: {
-  productId: string;
-  sku: string;
-  name: string;
-  priceCents: number;
-  stock: number;
-  shardCount: number;
-  now: Date;
-}): { product: ProductEvent[]; shards: ShardEvents[] } {
-  const perShard = splitEvenly(command.stock, command.shardCount);
-  return {
-    product: [
-      {
+export type ProductCommand =
+  | {
+      readonly type: 'Create';
+      readonly productId: string;
+      readonly sku: string;
+      readonly name: string;
+      readonly priceCents: number;
+      readonly stock: number;
+      readonly shardCount: number;
+      readonly now: Date;
+    }
+  | { readonly type: 'Restock'; readonly quantity: number };
+
+export type ProductRejection = { readonly code: 'ALREADY_CREATED' } | { readonly code: 'NO_SUCH_PRODUCT' };
+
+/** The product: created once, with its shard count fixed; restocked any number of times, spread evenly over its shards. */
+export const productDecider: Decider<ProductCommand, ProductState, ProductEvent, ProductRejection> = {
+  ...productFold,
+  decide(command, state) {
+    if (command.type === 'Create') {
+      if (state) return reject({ code: 'ALREADY_CREATED' });
+      return accept<ProductEvent>({
         type: 'ProductCreated',
         schemaVersion: 1,
         data: {
@@ -392,30 +401,49 @@ export function createProduct(command: {
           shardCount: command.shardCount,
           createdAt: command.now.toISOString(),
         },
-      },
-    ],
-    shards: perShard.map((quantity, shard) => ({
-      shard,
-      events: [{ type: 'StockReceived', schemaVersion: 1, data: { quantity } }],
-    })),
-  };
+      });
+    }
+    if (!state) return reject({ code: 'NO_SUCH_PRODUCT' });
+    const { productId, shardCount } = state;
+    const perShard = splitEvenly(command.quantity, shardCount);
+    return accept<ProductEvent>({
+      type: 'ProductRestocked',
+      schemaVersion: 1,
+      data: { productId, quantity: command.quantity, perShard },
+    });
+  },
+};
+
+/** A product's events, with the stock they put on its shards. */
+export interface ProductDecision {
+  readonly product: readonly ProductEvent[];
+  readonly shards: ShardEvents[];
 }
 
-export function restock(
-  product: Product,
-  quantity: number,
-): { product: ProductEvent[]; shards: ShardEvents[] } {
-  const perShard = splitEvenly(quantity, product.shardCount);
+/**
+ * Decides on a product and the stock that puts on its shards: at creation
+ * every shard receives its even share (an empty share too, so that every
+ * shard exists from the start); at a restock, only the shards whose share
+ * has units. Written in one transaction.
+ */
+export function decideProduct(
+  command: ProductCommand,
+  state: ProductState,
+): ProductDecision | { readonly rejection: ProductRejection } {
+  const decision = productDecider.decide(command, state);
+  if (isRejection(decision)) return decision;
+  const [event] = decision.events;
+  const shares =
+    event?.type === 'ProductCreated'
+      ? splitEvenly(event.data.initialStock, event.data.shardCount)
+      : event?.type === 'ProductRestocked'
+        ? event.data.perShard
+        : [];
+  const created = event?.type === 'ProductCreated';
   return {
-    product: [
-      {
-        type: 'ProductRestocked',
-        schemaVersion: 1,
-        data: { productId: product.productId, quantity, perShard },
-      },
-    ],
-    shards: perShard.flatMap((quantity, shard): ShardEvents[] =>
-      quantity > 0
+    product: decision.events,
+    shards: shares.flatMap((quantity, shard): ShardEvents[] =>
+      created || quantity > 0
         ? [{ shard, events: [{ type: 'StockReceived', schemaVersion: 1, data: { quantity } }] }]
         : [],
     ),

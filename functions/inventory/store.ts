@@ -11,7 +11,7 @@ import { foldEvents } from '../shared/events';
 import {
   type Product,
   type ProductState,
-  productFold,
+  productDecider,
   type ReservationDecision,
   type ReservationState,
   reservationDecider,
@@ -42,7 +42,7 @@ export function inventoryStores(
   stock = new StockCache(STOCK_CACHE),
   events: EventStore = dynamoEvents,
 ) {
-  const products = new AggregateStore(events, tableName, 'Product', productFold);
+  const products = new AggregateStore(events, tableName, 'Product', productDecider);
   const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
   const reservations = new AggregateStore(events, tableName, 'Reservation', reservationDecider);
 

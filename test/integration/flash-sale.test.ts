@@ -5,10 +5,11 @@
 // another writer is reservable again within the cache's bound.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { restock, shardFold, shardId } from '../../functions/inventory/domain';
+import { shardFold, shardId } from '../../functions/inventory/domain';
 import { STOCK_CACHE } from '../../functions/inventory/stock-cache';
 import { AggregateStore, DynamoDbEventStore } from '../../functions/shared/event-store';
 import { awsEndpoint, createProduct, del, eventually, get, localAdmin, post } from '../support/api';
+import { restock } from '../support/inventory-decisions';
 
 interface ProductView {
   productId: string;

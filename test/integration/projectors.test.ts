@@ -9,14 +9,12 @@ import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import {
-  createProduct,
   decideReservation,
   type Product,
   planReservation,
-  productFold,
+  productDecider,
   type ReservationEvent,
   reservationDecider,
-  restock,
   type ShardEvent,
   type ShardEvents,
   type Stock,
@@ -33,6 +31,7 @@ import {
 import { AggregateStore, DynamoDbEventStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
+import { createProduct, restock } from '../support/inventory-decisions';
 
 // The first run may fetch the jars with Maven; a cold JVM start takes a few seconds.
 const START_TIMEOUT_MS = 180_000;
@@ -168,7 +167,7 @@ function appendsOf<S, E extends DomainEvent>(
   aggregateType: string,
   fold: Fold<S, E>,
   aggregateId: string,
-  appends: readonly E[][],
+  appends: readonly (readonly E[])[],
 ): { items: Item[]; state: S } {
   const store = new AggregateStore(new DynamoDbEventStore(offline), 'events', aggregateType, fold);
   let state = fold.initial;
@@ -293,7 +292,7 @@ describe('inventory projector', () => {
       shardCount: 2,
       now: T0,
     });
-    const product = foldEvents(productFold, null, created.product) as Product;
+    const product = foldEvents(productDecider, null, created.product) as Product;
     const restocked = restock(product, 4);
     const shardAppends: ShardEvent[][][] = [[], []];
     const addShards = (decided: readonly ShardEvents[]) => {
@@ -324,7 +323,10 @@ describe('inventory projector', () => {
     if ('rejection' in released) throw new Error('expected the reservation to be released');
     addShards(released.shards);
 
-    const productItems = appendsOf('Product', productFold, productId, [created.product, restocked.product]);
+    const productItems = appendsOf('Product', productDecider, productId, [
+      created.product,
+      restocked.product,
+    ]);
     const shards = shardAppends.map((appends, i) =>
       appendsOf('StockShard', shardFold, shardId(productId, i), appends),
     );

@@ -4,7 +4,7 @@
 // of the stock invariant over random command sequences.
 import assert from 'node:assert/strict';
 import {
-  createProduct,
+  decideProduct,
   decideReservation,
   isExpired,
   NO_STOCK,
@@ -12,14 +12,13 @@ import {
   type ProductEvent,
   type ProductState,
   planReservation,
-  productFold,
+  productDecider,
   type Reservation,
   type ReservationCommand,
   type ReservationDecision,
   type ReservationEvent,
   type ReservationState,
   reservationDecider,
-  restock,
   type ShardEvent,
   type ShardEvents,
   type Stock,
@@ -32,6 +31,7 @@ import {
 import { productView } from '../../functions/inventory/http-views';
 import { foldEvents } from '../../functions/shared/events';
 import { deciderSpec } from '../support/decider-spec';
+import { createProduct, restock } from '../support/inventory-decisions';
 
 const T0 = new Date('2025-03-01T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -40,7 +40,7 @@ const RESERVATION_ID = 'res_0123456789abcdef0123456789abcdef';
 const ORDER_ID = 'ord_0123456789abcdef0123456789abcdef';
 
 const givenProduct = (...events: ProductEvent[]): ProductState =>
-  foldEvents(productFold, productFold.initial, events);
+  foldEvents(productDecider, productDecider.initial, events);
 const givenShard = (...events: ShardEvent[]): Stock => foldEvents(shardFold, shardFold.initial, events);
 const reservationSpec = deciderSpec(reservationDecider);
 const givenReservation = (...events: ReservationEvent[]): ReservationState =>
@@ -432,6 +432,42 @@ describe('inventory domain', () => {
       ]);
       expect(restock(product, 1).shards).toEqual([{ shard: 0, events: [received(1)] }]);
     });
+
+    it('refuses no product; creating one twice is refused', () => {
+      expect(decideProduct({ type: 'Restock', quantity: 1 }, null)).toEqual({
+        rejection: { code: 'NO_SUCH_PRODUCT' },
+      });
+      const create = {
+        type: 'Create',
+        productId: PRODUCT_ID,
+        sku: 'S',
+        name: 'N',
+        priceCents: 1,
+        stock: 1,
+        shardCount: 1,
+        now: T0,
+      } as const;
+      expect(decideProduct(create, existing(givenProduct(productCreated(1))))).toEqual({
+        rejection: { code: 'ALREADY_CREATED' },
+      });
+    });
+
+    it('every shard receives its share at creation, an empty one too', () => {
+      const decided = createProduct({
+        productId: PRODUCT_ID,
+        sku: 'S',
+        name: 'N',
+        priceCents: 1,
+        stock: 1,
+        shardCount: 3,
+        now: T0,
+      });
+      expect(decided.shards).toEqual([
+        { shard: 0, events: [received(1)] },
+        { shard: 1, events: [received(0)] },
+        { shard: 2, events: [received(0)] },
+      ]);
+    });
   });
 
   describe('reserve', () => {
@@ -754,7 +790,7 @@ describe('inventory domain', () => {
         now: T0,
       });
       const world: World = {
-        product: existing(foldEvents(productFold, null, created.product)),
+        product: existing(foldEvents(productDecider, null, created.product)),
         shards: Array.from({ length: shardCount }, () => NO_STOCK),
         reservations: new Map(),
         now: T0,
