@@ -174,9 +174,20 @@ export type ReservationEvent =
     >;
 
 const reservationFold: Fold<ReservationState, ReservationEvent> = {
-  // 2: a voided reservation is VOIDED (it was VOID), with no placeholder quantity, parts or expiry.
-  foldVersion: 2,
+  foldVersion: 1,
   initial: null,
+  // Earlier versions stored a voided reservation as VOID, with a placeholder quantity, parts and expiry.
+  upcastState(state) {
+    if ((state?.status as string) !== 'VOID') return state;
+    const legacy = state as unknown as {
+      reservationId: string;
+      productId: string;
+      orderId: string;
+      createdAt: string;
+    };
+    const { reservationId, productId, orderId, createdAt } = legacy;
+    return { status: 'VOIDED', reservationId, productId, orderId, voidedAt: createdAt };
+  },
   evolve(state, event) {
     switch (event.type) {
       case 'ReservationPlaced': {

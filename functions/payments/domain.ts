@@ -67,9 +67,19 @@ export type PaymentCommand =
 export type PaymentRejection = { readonly code: 'ALREADY_SETTLED'; readonly status: PaymentStatus };
 
 export const paymentDecider: Decider<PaymentCommand, PaymentState, PaymentEvent, PaymentRejection> = {
-  // 2: a voided payment has no placeholder customer or amount.
-  foldVersion: 2,
+  foldVersion: 1,
   initial: null,
+  // Earlier versions stored a voided payment with a placeholder customer and amount, and its time as createdAt.
+  upcastState(state) {
+    if (state?.status !== 'VOIDED' || 'voidedAt' in state) return state;
+    const legacy = state as unknown as { paymentId: string; orderId: string; createdAt: string };
+    return {
+      status: 'VOIDED',
+      paymentId: legacy.paymentId,
+      orderId: legacy.orderId,
+      voidedAt: legacy.createdAt,
+    };
+  },
   evolve(state, event) {
     switch (event.type) {
       case 'PaymentCaptured':

@@ -97,10 +97,16 @@ export class AggregateStore<State, E extends DomainEvent> {
   async load(aggregateId: string): Promise<Loaded<State>> {
     const item = await this.store.newest(this.tableName, aggregateId);
     if (!item) return { state: this.fold.initial, version: 0 };
-    if (item.foldVersion === this.fold.foldVersion && item.state !== undefined) {
-      return { state: item.state as State, version: item.version };
-    }
+    const snapshot = this.snapshot(item);
+    if (snapshot !== undefined) return { state: snapshot, version: item.version };
     return this.refold(aggregateId);
+  }
+
+  /** The state an item carries, if it was folded by this fold's version. */
+  private snapshot(item: EventItem): State | undefined {
+    if (item.foldVersion !== this.fold.foldVersion || item.state === undefined) return undefined;
+    const state = item.state as State;
+    return this.fold.upcastState ? this.fold.upcastState(state) : state;
   }
 
   /**
@@ -112,10 +118,7 @@ export class AggregateStore<State, E extends DomainEvent> {
     const item = await this.store.at(this.tableName, aggregateId, 1);
     if (!item) return undefined;
     const event = this.upcast(item);
-    const state =
-      item.foldVersion === this.fold.foldVersion && item.state !== undefined
-        ? (item.state as State)
-        : foldEvents(this.fold, this.fold.initial, [event]);
+    const state = this.snapshot(item) ?? foldEvents(this.fold, this.fold.initial, [event]);
     return {
       state,
       event,

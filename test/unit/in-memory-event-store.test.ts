@@ -24,3 +24,28 @@ test('the in-memory store refuses a transaction that names one item twice, as no
   await expect(refused).rejects.not.toBeInstanceOf(ConcurrencyError);
   expect(await store.load('twice')).toEqual({ state: 0, version: 0 });
 });
+
+test('a snapshot of the fold’s version is upcast to the current shape on load, with no refold', async () => {
+  const legacy = new AggregateStore(events, 'events', 'Shape', {
+    foldVersion: 1,
+    initial: { shape: 'old' as string },
+    evolve: (s: { shape: string }) => s,
+  });
+  await legacy.append(
+    'shaped',
+    0,
+    [{ type: 'Made', schemaVersion: 1, data: {} }],
+    { shape: 'old' },
+    { now: new Date() },
+  );
+  const current = new AggregateStore(events, 'events', 'Shape', {
+    foldVersion: 1,
+    initial: { shape: 'new' as string },
+    evolve: (s: { shape: string }) => s,
+    upcastState: (s: { shape: string }) => (s.shape === 'old' ? { shape: 'new' } : s),
+  });
+  const pages = events.calls.pages;
+  expect(await current.load('shaped')).toEqual({ state: { shape: 'new' }, version: 1 });
+  expect((await current.first('shaped'))?.state).toEqual({ shape: 'new' });
+  expect(events.calls.pages).toBe(pages);
+});

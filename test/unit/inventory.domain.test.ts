@@ -282,6 +282,23 @@ describe('inventory domain', () => {
         voidedAt: T0.toISOString(),
       });
       expect(release(givenReservation(voided))).toEqual(NOTHING);
+      // As earlier versions stored it: VOID, with a placeholder quantity, parts and expiry.
+      const legacy = {
+        reservationId: RESERVATION_ID,
+        productId: PRODUCT_ID,
+        quantity: 0,
+        parts: [],
+        status: 'VOID',
+        expiresAt: T0.toISOString(),
+        orderId: ORDER_ID,
+        createdAt: T0.toISOString(),
+      };
+      expect(reservationDecider.upcastState?.(legacy as unknown as ReservationState)).toEqual(
+        givenReservation(voided),
+      );
+      expect(reservationDecider.upcastState?.(givenReservation(placed()))).toEqual(
+        givenReservation(placed()),
+      );
       expect(expire(givenReservation(voided), at(10_000))).toEqual(NOTHING);
       expect(commit(givenReservation(voided), T0)).toEqual({ rejection: { code: 'NOT_HELD' } });
     });

@@ -139,6 +139,25 @@ describe('payments domain', () => {
       spec.given(voided).when(undo).thenDecides([]);
     });
 
+    it('a voided payment stored by earlier versions (placeholder customer and amount) loads as VOIDED', () => {
+      const legacy = {
+        paymentId: PAYMENT_ID,
+        orderId: ORDER_ID,
+        customerId: '',
+        amountCents: 0,
+        status: 'VOIDED',
+        createdAt: T1,
+      };
+      expect(paymentDecider.upcastState?.(legacy as unknown as PaymentState)).toEqual({
+        status: 'VOIDED',
+        paymentId: PAYMENT_ID,
+        orderId: ORDER_ID,
+        voidedAt: T1,
+      });
+      expect(paymentDecider.upcastState?.(given(voided))).toEqual(given(voided));
+      expect(paymentDecider.upcastState?.(given(captured))).toEqual(given(captured));
+    });
+
     it('a voided payment is not shown', () => {
       expect(shownPayment(given(voided))).toBeUndefined();
       expect(shownPayment(given())).toBeUndefined();
