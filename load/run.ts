@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artilleryScript, LOAD_DIR, levelMetrics, runArtillery, sustained } from './artillery';
 import { costModel } from './cost';
-import { checkInvariants, type InvariantOptions, readBaseline } from './invariants';
+import { checkInvariants, type InvariantOptions, type InvariantReport, readBaseline } from './invariants';
 import type { LedgerLine } from './processor';
 import type { Profile } from './profiles';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
@@ -23,6 +23,10 @@ export interface RunOptions {
   readonly seedFile?: string;
   readonly invariants: InvariantOptions;
   readonly log?: (line: string) => void;
+  /** Awaited as each level's load starts, after the seeding (`npm run chaos` puts its fault in force here). */
+  readonly onLevelStart?: (rate: number) => Promise<void> | void;
+  /** Awaited after the load, before the invariants are checked (`npm run chaos` lets its fault run out, then lifts it). */
+  readonly beforeInvariants?: () => Promise<void>;
 }
 
 export interface RunOutcome {
@@ -30,6 +34,13 @@ export interface RunOutcome {
   readonly dir: string;
   readonly reportFile: string;
   readonly failures: readonly string[];
+  readonly invariants: InvariantReport;
+  /** Every order the run placed, with its id (those answered, and those recovered by their Idempotency-Key). */
+  readonly orders: readonly (LedgerLine & { readonly orderId: string })[];
+  /** The seed the run used (its customers and products). */
+  readonly seed: Seed;
+  /** The local cloud's counters of each level, read once its sagas had finished. */
+  readonly levels: readonly LevelResult[];
 }
 
 /** Reads the counters once the sagas the level started have finished (at most 30 s later). */
@@ -119,6 +130,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
           }, profile.sampleEverySeconds * 1000)
         : undefined;
     log(`${profile.name}: ${rate}/s for ${profile.durationSeconds} s against ${target.api}`);
+    await options.onLevelStart?.(rate);
     let report: Awaited<ReturnType<typeof runArtillery>>;
     try {
       report = await runMix(`level-${rate}`, rate, profile.durationSeconds);
@@ -159,6 +171,13 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     }
   }
 
+  if (options.beforeInvariants) {
+    try {
+      await options.beforeInvariants();
+    } catch (error) {
+      failures.push(`before the invariants: ${(error as Error).message}`);
+    }
+  }
   log('checking invariants');
   const ledgerLines = existsSync(ledgerFile)
     ? readFileSync(ledgerFile, 'utf8')
@@ -167,8 +186,10 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
         .map((line) => JSON.parse(line) as LedgerLine)
     : [];
   let invariants: Awaited<ReturnType<typeof checkInvariants>>;
+  let orders: (LedgerLine & { orderId: string })[] = [];
   try {
     const { ledger, recovered } = await recoverUnanswered(target, ledgerLines);
+    orders = ledger;
     if (recovered > 0)
       log(`recovered ${recovered} orders placed without an answer seen, by their Idempotency-Key`);
     invariants = await checkInvariants(target, data, baseline, ledger, options.invariants);
@@ -194,7 +215,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     failures,
     ...(stoppedEarly ? { stoppedEarly } : {}),
   });
-  return { ok: failures.length === 0, dir, reportFile, failures };
+  return { ok: failures.length === 0, dir, reportFile, failures, invariants, orders, seed: data, levels };
 }
 
 /**

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import createClient from 'openapi-fetch';
 import type { components, paths } from '../openapi/schema';
-import { mapPool, sleep, type Target } from './target';
+import { mapPool, retryAfterMs, sleep, type Target, THROTTLED_ATTEMPTS } from './target';
 
 export interface Seed {
   readonly target: string;
@@ -37,13 +37,20 @@ export const DEFAULT_SEED: SeedOptions = {
 /**
  * The API's typed client, generated from its OpenAPI document (openapi/schema.d.ts): a contract change
  * that breaks the seeding fails the build. A request that got no answer is sent again (its
- * Idempotency-Key makes the repeat answer the first response), four times, with growing pauses.
+ * Idempotency-Key makes the repeat answer the first response), four times, with growing pauses; one
+ * refused for load (429) is sent again after its Retry-After.
  */
 function apiClient(target: Target) {
   const fetchWithRetries = async (request: Request): Promise<Response> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await fetch(request.clone(), { signal: AbortSignal.timeout(15_000) });
+        const response = await fetch(request.clone(), { signal: AbortSignal.timeout(15_000) });
+        // Refused for load (a cloud just started is still warming its sandboxes): sent again when it says.
+        if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
+          await sleep(retryAfterMs(response));
+          continue;
+        }
+        return response;
       } catch (error) {
         if (attempt >= 5) throw new Error(`${request.method} ${request.url}: ${(error as Error).message}`);
         await sleep(2000 * attempt);

@@ -24,6 +24,7 @@ export async function request<T = Record<string, unknown>>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<JsonResponse<T>> {
+  let throttled = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       const response = await fetch(`${target.api}${path}`, {
@@ -34,6 +35,14 @@ export async function request<T = Record<string, unknown>>(
           : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       });
       const text = await response.text();
+      // Refused for load (the target still working off a backlog, or warming up): asked again after its
+      // Retry-After, as the contract's 429 asks a client to.
+      if (response.status === 429 && throttled < THROTTLED_ATTEMPTS) {
+        throttled++;
+        attempt--;
+        await sleep(retryAfterMs(response));
+        continue;
+      }
       return { status: response.status, body: (text ? JSON.parse(text) : {}) as T };
     } catch (error) {
       // The checks read after a load, from a target that may still be working off its backlog: a
@@ -42,6 +51,15 @@ export async function request<T = Record<string, unknown>>(
       await sleep(2000 * attempt);
     }
   }
+}
+
+/** How many times a request refused for load (429) is sent again before its refusal is returned. */
+export const THROTTLED_ATTEMPTS = 20;
+
+/** The pause a 429 asks for (its Retry-After in seconds), 1 s if it names none, at most 10 s. */
+export function retryAfterMs(response: Response): number {
+  const seconds = Number(response.headers.get('retry-after'));
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 10) * 1000 : 1000;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

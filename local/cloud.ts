@@ -5,12 +5,14 @@ import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { CONSOLE_PATH, serveConsole } from './console';
 import { CpuMeter } from './cpu';
 import { dataDirLayout, JsonFile, lockDataDir } from './data-dir';
+import { noDuplicates, validateDuplicates } from './duplicates';
 import { DynamoJsonClient } from './dynamo-client';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
 import { LocalHttpApi, routeSpecs } from './http-api';
 import { authorize } from './iam';
 import { endpointAuthorizations } from './iam-actions';
+import { validateDynamoFaults } from './lambda/dynamo-faults';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { CACHE_DIR } from './maven';
 import { LocalPrincipals } from './principals';
@@ -190,6 +192,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     const mappings = mappingSpecs(assembly, resolve, tables, runtime);
     // As creating the mapping on AWS does: its function's role must read the stream and send to its destination.
     for (const mapping of mappings) authorizeMapping(principals, mapping);
+    // Duplicate delivery injected by the admin API (off until set); the pollers and the bus read it by reference.
+    const duplicates = noDuplicates();
     const pollers = mappings.map(
       (spec) =>
         new StreamPoller(
@@ -199,6 +203,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
           queues,
           log,
           data ? new JsonFile<StreamPosition>(join(data.streams, `${spec.logicalId}.json`)) : undefined,
+          duplicates,
         ),
     );
     const poke = (tableNames: readonly string[]) => {
@@ -265,6 +270,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         sqs: (arn, input) => queues.send(arn, input),
       },
       log,
+      duplicates,
     );
     endpoint.register('AWSEvents.', (operation, input) => bus.handle(operation, input));
     // `aws lambda invoke`: Lambda's REST Invoke, with a function error reported as Lambda does.
@@ -294,6 +300,21 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       faults.splice(0, faults.length, ...rules);
       return { status: 200, body: { faults } };
     });
+    // DynamoDB refusing a share of the functions' calls (local/lambda/dynamo-faults.ts); [] turns it off.
+    endpoint.servePath('POST', /^\/_local\/faults\/dynamodb$/, async (_match, body) => {
+      runtime.setDynamoFaults(validateDynamoFaults(JSON.parse(body.toString('utf8') || '[]')));
+      return { status: 200, body: { dynamodb: runtime.dynamoFaultRules } };
+    });
+    // Duplicate delivery of stream batches and bus events (local/duplicates.ts); {} turns it off.
+    endpoint.servePath('POST', /^\/_local\/faults\/duplicates$/, async (_match, body) => {
+      Object.assign(duplicates, validateDuplicates(JSON.parse(body.toString('utf8') || '{}')));
+      return { status: 200, body: { duplicates } };
+    });
+    endpoint.serveAdmin('/_local/faults', () => ({
+      steps: faults,
+      dynamodb: runtime.dynamoFaultRules,
+      duplicates,
+    }));
     stoppers.push(async () => {
       bus.stop();
       await bus.drain();
@@ -359,6 +380,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     }));
     // Each function's pool of sandboxes: cap, size, queue, and how many invocations overlapped in one (none).
     endpoint.serveAdmin('/_local/sandboxes', () => runtime.sandboxes());
+    // What each dead-letter queue holds, by queue name (the chaos run explains every message).
+    endpoint.serveAdmin('/_local/dead-letters', () =>
+      Object.fromEntries(queues.arns.map((arn) => [arn.split(':').at(-1)!, queues.messages(arn)])),
+    );
     endpoint.servePath('POST', /^\/_local\/admission$/, async (_match, body) => {
       admission.configure(JSON.parse(body.toString('utf8') || '{}') as AdmissionOptions);
       return { status: 200, body: admission.settings };

@@ -80,9 +80,24 @@ export function lockDataDir(layout: ReturnType<typeof dataDirLayout>): () => voi
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: it runs, as another user.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * A process killed but not yet reaped by its parent (a zombie) still answers
+ * `kill(pid, 0)`: just after a SIGKILL of the cloud's process group its lock
+ * names one, and a restart must take the lock over, not wait for the reaping.
+ * Linux says so in /proc/<pid>/stat (state `Z`); elsewhere it counts as running.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
   }
 }

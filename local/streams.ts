@@ -1,5 +1,6 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
 import type { KeptDocument } from './data-dir';
+import type { DuplicateDelivery } from './duplicates';
 import type { DynamoJsonClient } from './dynamo-client';
 import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
 import type { LambdaRuntime } from './lambda/runtime';
@@ -128,6 +129,8 @@ export class StreamPoller {
   /** The last sequence number delivered per shard, to resume after an iterator goes stale. */
   private readonly delivered = new Map<string, string>();
   private lastError = '';
+  /** Why the batch being delivered last failed (an error, or the records the function reported failed). */
+  private lastDeliveryError = '';
   /** Polls in a row that found nothing, for the idle backoff. */
   private idlePolls = 0;
   private loop?: Promise<void>;
@@ -135,7 +138,14 @@ export class StreamPoller {
    * Records delivered, batches, records that ended in the on-failure destination, and records
    * the mapping's filters dropped (read and passed over, never delivered).
    */
-  readonly stats = { polls: 0, records: 0, batches: 0, failedToDestination: 0, filtered: 0 };
+  readonly stats = {
+    polls: 0,
+    records: 0,
+    batches: 0,
+    failedToDestination: 0,
+    filtered: 0,
+    duplicatedBatches: 0,
+  };
 
   constructor(
     readonly spec: MappingSpec,
@@ -151,6 +161,8 @@ export class StreamPoller {
      * delivers that batch again: at least once, as on AWS.
      */
     private readonly position?: KeptDocument<StreamPosition>,
+    /** Duplicate delivery injected (read at each batch; absent or 0: none). */
+    private readonly duplicates?: Readonly<DuplicateDelivery>,
   ) {
     const kept = position?.read();
     if (kept?.streamArn === spec.streamArn) {
@@ -276,7 +288,15 @@ export class StreamPoller {
       const passing = events.filter((e) => passesFilters(this.spec.filters, e));
       this.stats.filtered += events.length - passing.length;
       // Stopped before the batch was handled: its position stays where it was, for the next start.
-      if (passing.length > 0 && !(await this.deliver(passing))) return 0;
+      if (passing.length > 0) {
+        if (!(await this.deliver(passing))) return 0;
+        // At-least-once: the batch again, as Lambda delivers it when it retries a batch whose answer it lost.
+        const rate = this.duplicates?.streamRecords ?? 0;
+        if (rate > 0 && Math.random() < rate && !this.stopped) {
+          this.stats.duplicatedBatches++;
+          await this.deliver(passing);
+        }
+      }
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
       this.position?.write({ streamArn: this.spec.streamArn, delivered: Object.fromEntries(this.delivered) });
     }
@@ -308,12 +328,14 @@ export class StreamPoller {
           this.stats.records += pending.length;
           return true;
         }
+        this.lastDeliveryError = `the function reported ${failures.length} of ${pending.length} records failed`;
         // Lambda resumes from the lowest failed sequence number; earlier records are done.
         const failed = new Set(failures.map((f) => f.itemIdentifier));
         failedFrom = pending.findIndex((r) => failed.has(r.dynamodb.SequenceNumber));
         if (failedFrom < 0) failedFrom = 0;
         this.stats.records += failedFrom;
       } catch (error) {
+        this.lastDeliveryError = (error as Error).message;
         this.log(
           `${this.spec.functionId} failed on a batch of ${pending.length}: ${(error as Error).message}`,
         );
@@ -342,6 +364,9 @@ export class StreamPoller {
     // What Lambda sends to an on-failure destination: where the batch was, not the records.
     await this.queues.send(this.spec.onFailureArn, {
       requestContext: { functionArn: this.spec.functionId, condition: 'RetryAttemptsExhausted' },
+      // Lambda's record says only `functionError: Unhandled`; the local one adds the last failure seen, so
+      // that a dead letter can be explained (`npm run chaos` matches it to the fault it injected).
+      responseContext: { functionError: 'Unhandled', localLastError: this.lastDeliveryError },
       DDBStreamBatchInfo: {
         shardId: 'local',
         startSequenceNumber: first,

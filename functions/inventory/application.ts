@@ -135,7 +135,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
       } catch (error) {
         // The reservation exists: a repeat of the request that made it (its id derives from the key).
-        if (error instanceof ConcurrencyError && error.aggregateIds.includes(reservationId))
+        if (error instanceof ConcurrencyError && error.existing.includes(reservationId))
           throw new AlreadyCreated(reservationId);
         throw error;
       }

@@ -27,7 +27,15 @@ export const insufficientStock = (productId: string, requested: number, availabl
 
 /** Another writer appended to the aggregate first; safe to retry by reloading. */
 export class ConcurrencyError extends Error {
-  constructor(readonly aggregateIds: readonly string[]) {
+  constructor(
+    readonly aggregateIds: readonly string[],
+    /**
+     * Those whose item exists already (its condition failed), as opposed to a transaction conflict
+     * (another transaction writing the item now, which may yet fail): only an item that exists tells
+     * a creating command that its request was made before.
+     */
+    readonly existing: readonly string[] = aggregateIds,
+  ) {
     super(`concurrent append to ${aggregateIds.join(', ')}`);
     this.name = 'ConcurrencyError';
   }

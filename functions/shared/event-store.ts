@@ -299,24 +299,35 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
       const lost = reasons.some(
         (r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict',
       );
-      if (lost) throw new ConcurrencyError(conflicted(appends, reasons));
+      if (lost)
+        throw new ConcurrencyError(
+          conflicted(appends, reasons),
+          conflicted(appends, reasons, 'ConditionalCheckFailed', false),
+        );
     }
     throw error;
   }
 }
 
+/**
+ * The aggregates whose items the cancellation names (any reason but `None`, or only `code`); when
+ * none is named, every aggregate (`orAll`) or none.
+ */
 export function conflicted(
   appends: readonly PendingAppend[],
   reasons: readonly { Code?: string }[],
+  code?: string,
+  orAll = true,
 ): string[] {
   const ids: string[] = [];
   let index = 0;
   for (const append of appends) {
     const mine = reasons.slice(index, index + append.items.length);
-    if (mine.some((r) => r.Code && r.Code !== 'None')) ids.push(append.aggregateId);
+    if (mine.some((r) => r.Code && r.Code !== 'None' && (code === undefined || r.Code === code)))
+      ids.push(append.aggregateId);
     index += append.items.length;
   }
-  return ids.length > 0 ? ids : appends.map((a) => a.aggregateId);
+  return ids.length > 0 || !orAll ? ids : appends.map((a) => a.aggregateId);
 }
 
 /**

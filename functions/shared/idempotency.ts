@@ -102,8 +102,7 @@ export function idempotentCreation<Input>(
       return await create(input, request, { id, requestHash });
     } catch (error) {
       const repeated =
-        error instanceof AlreadyCreated ||
-        (error instanceof ConcurrencyError && error.aggregateIds.includes(id));
+        error instanceof AlreadyCreated || (error instanceof ConcurrencyError && error.existing.includes(id));
       if (repeated) {
         const first = await firstResponse(id);
         if (!first) throw error;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ACCOUNT, type Assembly, arnOf, REGION, type Resolve, resourcesOfType } from '../assembly';
 import type { KeptDocument } from '../data-dir';
+import type { DuplicateDelivery } from '../duplicates';
 import { type EventPattern, matchesPattern, validatePattern } from './pattern';
 
 /** Delivers an event to one target ARN (a function, a state machine, a queue). */
@@ -109,7 +110,14 @@ export class LocalEventBridge {
    * `events`: entries accepted on any bus (what EventBridge bills as custom events); `unmatched`:
    * those that matched no rule (put for nothing); `matched`: rule matches.
    */
-  readonly stats = { events: 0, unmatched: 0, matched: 0, deliveries: 0, failedDeliveries: 0 };
+  readonly stats = {
+    events: 0,
+    unmatched: 0,
+    matched: 0,
+    deliveries: 0,
+    failedDeliveries: 0,
+    duplicatedDeliveries: 0,
+  };
   /** Entries accepted, by `<source> <detail-type>`. */
   readonly eventsByType = new Map<string, number>();
 
@@ -118,6 +126,8 @@ export class LocalEventBridge {
     readonly rules: readonly RuleSpec[],
     private readonly targets: Record<string, TargetInvoker>,
     private readonly log: (message: string) => void,
+    /** Duplicate delivery injected (read at each match; absent or 0: none). */
+    private readonly duplicates?: Readonly<DuplicateDelivery>,
   ) {
     this.buses = new Set([
       DEFAULT_BUS,
@@ -265,9 +275,15 @@ export class LocalEventBridge {
 
   private dispatch(rule: RuleSpec, event: Record<string, unknown>) {
     this.stats.matched++;
+    const rate = this.duplicates?.busEvents ?? 0;
+    // At-least-once: the same event (same id) to every target twice, each delivery with its own retries.
+    const copies = rate > 0 && Math.random() < rate ? 2 : 1;
     for (const target of rule.targets) {
-      const delivery = this.deliver(rule, target, event).finally(() => this.inFlight.delete(delivery));
-      this.inFlight.add(delivery);
+      for (let copy = 0; copy < copies; copy++) {
+        if (copy > 0) this.stats.duplicatedDeliveries++;
+        const delivery = this.deliver(rule, target, event).finally(() => this.inFlight.delete(delivery));
+        this.inFlight.add(delivery);
+      }
     }
   }
 

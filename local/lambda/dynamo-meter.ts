@@ -17,6 +17,7 @@ import {
 } from '../capacity';
 import { AccessDeniedError, compilePolicies, type Principal, type PrincipalPolicies } from '../iam';
 import { dynamoAuthorizations } from '../iam-actions';
+import { awsRefusal, type DynamoFaultRule, refusalFor } from './dynamo-faults';
 
 /** One item written: operation, second (epoch), table, partition key value (or null), units, transactional (1/0). */
 export type MeteredWrite = [string, number, string, string | null, number, 0 | 1];
@@ -44,11 +45,15 @@ export interface MeterOptions {
    * DynamoDB answers it, and never reaches DynamoDB Local. Absent: no check.
    */
   readonly principal?: PrincipalPolicies;
+  /** DynamoDB refusing a share of calls (see dynamo-faults.ts); changed later with `setDynamoFaults`. */
+  readonly dynamoFaults?: readonly DynamoFaultRule[];
 }
 
 export interface Meter {
   /** The records since the last call, or undefined when there are none. */
   take(): MeterBatch | undefined;
+  /** Replaces the DynamoDB refusal rules (none: every call goes through untouched). */
+  setDynamoFaults(rules: readonly DynamoFaultRule[]): void;
 }
 
 const DYNAMODB = 'DynamoDB_20120810.';
@@ -70,6 +75,53 @@ function header(headers: unknown, name: string): string | undefined {
 
 /** DynamoDB's JSON protocol names an error by its shape's full name. */
 const errorType = (code: string) => `com.amazonaws.dynamodb.v20120810#${code}`;
+
+/**
+ * Answers a request here, as DynamoDB would have answered it, without sending
+ * it: the caller gets `status` and `body` (DynamoDB's JSON protocol), and the
+ * connection the request had taken is dropped.
+ */
+function answerLocally(req: http.ClientRequest, status: number, body: unknown, requestIdPrefix: string) {
+  const payload = Buffer.from(JSON.stringify(body));
+  const response = Object.assign(new PassThrough(), {
+    statusCode: status,
+    statusMessage: status === 400 ? 'Bad Request' : 'Error',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'content-length': String(payload.length),
+      'x-amzn-requestid': `${requestIdPrefix}-${Date.now().toString(36)}`,
+    },
+  });
+  response.end(payload);
+  // The request never goes out: its socket is dropped, and the error that makes comes after the answer.
+  req.on('error', () => undefined);
+  req.emit('response', response);
+  req.destroy();
+}
+
+/**
+ * Refuses a share of the function's DynamoDB calls (the rules in force when
+ * the body is sent) with AWS's own answer; a refused call never reaches
+ * DynamoDB Local, as a throttled call never reaches a partition on AWS.
+ */
+function refuseSome(req: http.ClientRequest, operation: string, rules: () => readonly DynamoFaultRule[]) {
+  const end = req.end;
+  req.end = function (this: http.ClientRequest, ...args: unknown[]) {
+    const rule = refusalFor(rules(), operation);
+    if (!rule) return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
+    const [chunk] = args;
+    let input: Record<string, unknown> = {};
+    try {
+      if (chunk && typeof chunk !== 'function')
+        input = JSON.parse(toBuffer(chunk as Chunk, args[1]).toString('utf8')) as Record<string, unknown>;
+    } catch {
+      // Not the JSON the SDK sends: refused all the same, as one item.
+    }
+    const refusal = awsRefusal(rule.error, operation, input);
+    answerLocally(this, refusal.status, refusal.body, 'local-fault');
+    return this;
+  } as typeof req.end;
+}
 
 /**
  * Checks a DynamoDB request against the function's role when its body is
@@ -99,23 +151,7 @@ function enforce(req: http.ClientRequest, principal: Principal, operation: strin
       refusal = { code: 'AccessDeniedException', message: `local IAM check: ${(error as Error).message}` };
     }
     if (!refusal) return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
-    const payload = Buffer.from(
-      JSON.stringify({ __type: errorType(refusal.code), message: refusal.message }),
-    );
-    const response = Object.assign(new PassThrough(), {
-      statusCode: 400,
-      statusMessage: 'Bad Request',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'content-length': String(payload.length),
-        'x-amzn-requestid': `local-iam-${Date.now().toString(36)}`,
-      },
-    });
-    response.end(payload);
-    // The request never goes out: its socket is dropped, and the error that makes comes after the answer.
-    this.on('error', () => undefined);
-    this.emit('response', response);
-    this.destroy();
+    answerLocally(this, 400, { __type: errorType(refusal.code), message: refusal.message }, 'local-iam');
     return this;
   } as typeof req.end;
 }
@@ -211,6 +247,8 @@ export function installDynamoMeter(options: MeterOptions): Meter {
   };
 
   const principal = options.principal ? compilePolicies(options.principal) : undefined;
+  let dynamoFaults: readonly DynamoFaultRule[] = options.dynamoFaults ?? [];
+  const currentFaults = () => dynamoFaults;
 
   const request = http.request;
   const metered = function (this: unknown, ...args: unknown[]) {
@@ -220,6 +258,9 @@ export function installDynamoMeter(options: MeterOptions): Meter {
       const o = target as http.RequestOptions;
       const amzTarget = Number(o.port) === options.port ? header(o.headers, 'x-amz-target') : undefined;
       if (amzTarget?.startsWith(DYNAMODB)) observe(req, amzTarget.slice(DYNAMODB.length));
+      // Free when off: a call is only looked at while some refusal rule is in force.
+      if (dynamoFaults.length > 0 && amzTarget?.startsWith(DYNAMODB))
+        refuseSome(req, amzTarget.slice(DYNAMODB.length), currentFaults);
       // Installed last, so that it sees the body first (as the caller sent it) and can stop it.
       if (principal && (amzTarget?.startsWith(DYNAMODB) || amzTarget?.startsWith(STREAMS))) {
         enforce(req, principal, amzTarget.slice(amzTarget.indexOf('.') + 1));
@@ -236,6 +277,9 @@ export function installDynamoMeter(options: MeterOptions): Meter {
       writes = [];
       reads = [];
       return batch;
+    },
+    setDynamoFaults(rules) {
+      dynamoFaults = rules;
     },
   };
 }

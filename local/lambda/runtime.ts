@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
 import type { PrincipalPolicies } from '../iam';
+import type { DynamoFaultRule } from './dynamo-faults';
 import type { MeterBatch } from './dynamo-meter';
 
 export interface FunctionSpec {
@@ -315,6 +316,8 @@ export class LambdaRuntime {
   private nextId = 0;
   private stopped = false;
   private refillTimer: NodeJS.Timeout | undefined;
+  /** DynamoDB refusal rules every sandbox's meter applies (none by default). */
+  private dynamoFaults: readonly DynamoFaultRule[] = [];
 
   constructor(
     specs: readonly FunctionSpec[],
@@ -386,6 +389,23 @@ export class LambdaRuntime {
       pool.stats.reclaimed++;
       this.stopSandbox(sandbox);
     }
+  }
+
+  /**
+   * DynamoDB refuses a share of the functions' calls from now on (see
+   * dynamo-faults.ts): sent to every sandbox, and given to each new one.
+   */
+  setDynamoFaults(rules: readonly DynamoFaultRule[]) {
+    this.dynamoFaults = rules;
+    for (const pool of this.pools.values()) {
+      for (const sandbox of pool.sandboxes) {
+        if (sandbox.state !== 'stopped') sandbox.worker.postMessage({ dynamoFaults: rules });
+      }
+    }
+  }
+
+  get dynamoFaultRules(): readonly DynamoFaultRule[] {
+    return this.dynamoFaults;
   }
 
   onInvocation(listener: (record: InvocationRecord) => void) {
@@ -510,6 +530,7 @@ export class LambdaRuntime {
                 port: this.options.dynamo.port,
                 partitionKeys: this.options.dynamo.partitionKeys,
                 ...(this.options.principalOf ? { principal: this.options.principalOf(functionId) } : {}),
+                dynamoFaults: this.dynamoFaults,
               },
             }
           : {}),

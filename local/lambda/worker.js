@@ -36,6 +36,8 @@ const meter = meterSettings
       partitionKeys: meterSettings.partitionKeys,
       // The function's role: its DynamoDB calls are checked against it before they leave (IAM enforced locally).
       principal: meterSettings.principal,
+      // DynamoDB refusing a share of calls (the local cloud's fault injection); replaced by a message later.
+      dynamoFaults: meterSettings.dynamoFaults,
       onWrite: (tables) => parentPort.postMessage({ written: tables }),
       // Calls made after an invocation answered (work it left running) are reported shortly after.
       onRecord: () => {
@@ -73,7 +75,11 @@ function errorPayload(error) {
   return { errorType: 'Error', errorMessage: String(error), trace: [] };
 }
 
-parentPort.on('message', async ({ id, event, context, memory, flush }) => {
+parentPort.on('message', async ({ id, event, context, memory, flush, dynamoFaults }) => {
+  if (dynamoFaults) {
+    meter?.setDynamoFaults(dynamoFaults);
+    return;
+  }
   if (memory) {
     const { heapUsed, heapTotal, external } = process.memoryUsage();
     parentPort.postMessage({ id, result: JSON.stringify({ heapUsed, heapTotal, external }) });

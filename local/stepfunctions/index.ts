@@ -79,6 +79,8 @@ interface Execution {
   lastState?: string;
   /** Set at the terminal event: nothing more is recorded, no Task starts. */
   closed: boolean;
+  /** The Task state whose last attempt failed (its next attempt is a retry), until one succeeds. */
+  failedTask?: string;
   stopRequest?: { error?: string; cause?: string };
   abort: () => void;
   done: Promise<void>;
@@ -164,6 +166,9 @@ export class LocalStepFunctions {
     failed: 0,
     stateTransitions: 0,
     taskInvocations: 0,
+    /** Task attempts that failed or timed out, and attempts that retried a state's failed attempt. */
+    taskFailures: 0,
+    taskRetries: 0,
     billedExpressMs: 0,
   };
   private readonly machines = new Map<string, Machine>();
@@ -621,9 +626,15 @@ export class LocalStepFunctions {
     const timeoutSeconds =
       task.timeoutSeconds === undefined ? undefined : Math.min(task.timeoutSeconds, MAX_TIMEOUT_SECONDS);
     let open = true;
+    if (execution.failedTask === task.state) this.stats.taskRetries++;
     const end = (outcome: 'Succeeded' | 'Failed' | 'TimedOut', details: Record<string, unknown>) => {
       if (!open) return;
       open = false;
+      if (outcome === 'Succeeded') execution.failedTask = undefined;
+      else {
+        this.stats.taskFailures++;
+        execution.failedTask = task.state;
+      }
       this.recordTaskEnd(execution, task, outcome, details);
     };
     const timer =

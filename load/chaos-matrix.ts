@@ -1,0 +1,323 @@
+/**
+ * The fault matrix of `npm run chaos`: each cell is one fault (or none) under
+ * which the mix runs, and what the cell may explain. Pure: the runner
+ * (chaos.ts) applies a cell's faults to the local cloud, runs the load,
+ * and hands what it read back to `judgeCell` here.
+ */
+
+/** A saga Task state's failure or delay (the local cloud's `POST /_local/faults`; see local/stepfunctions/faults.ts). */
+export interface StepFault {
+  readonly state: string;
+  readonly rate: number;
+  readonly error?: string;
+  readonly cause?: string;
+  readonly delayMs?: number;
+}
+
+/** DynamoDB refusing a share of the functions' calls (`POST /_local/faults/dynamodb`). */
+export interface DynamoFault {
+  readonly error: 'ProvisionedThroughputExceededException' | 'ThrottlingException' | 'TransactionConflict';
+  readonly rate: number;
+}
+
+export interface CellFaults {
+  readonly steps: readonly StepFault[];
+  readonly dynamodb: readonly DynamoFault[];
+  readonly duplicates: { readonly streamRecords: number; readonly busEvents: number };
+  /** The local cloud is killed (SIGKILL, its whole process group) halfway through the load and started again on its data. */
+  readonly crash: boolean;
+}
+
+export interface Cell {
+  readonly name: string;
+  readonly description: string;
+  readonly faults: CellFaults;
+  /**
+   * The cancellation reasons the cell's fault explains, besides those any
+   * run may have (OUT_OF_STOCK, PAYMENT_DECLINED: the load's own outcomes).
+   */
+  readonly reasons: readonly string[];
+}
+
+/** The saga's Task states (statemachines/order-saga.asl.json), in order. */
+export const SAGA_TASKS = ['ReserveStock', 'CapturePayment', 'ConfirmOrder', 'CancelOrder'] as const;
+/** Every Task's `TimeoutSeconds` in the ASL; a delayed attempt sleeps past it. */
+export const TASK_TIMEOUT_SECONDS = 10;
+
+/** Outcomes of the mix itself, fault or none: a product sold out, a customer's credit used up. */
+export const LOAD_REASONS = ['OUT_OF_STOCK', 'PAYMENT_DECLINED'] as const;
+
+/**
+ * What a step's failure that no retry cures leads to: reserve and capture
+ * `Catch` everything else as `TimedOut` (TIMEOUT), confirm as
+ * `ConfirmationFailed`, and `StepFailed` anywhere as STEP_FAILED.
+ * Compensation (CancelOrder) retries everything and cancels nothing new.
+ */
+const EXHAUSTED: Readonly<Record<(typeof SAGA_TASKS)[number], readonly string[]>> = {
+  ReserveStock: ['TIMEOUT'],
+  CapturePayment: ['TIMEOUT'],
+  ConfirmOrder: ['CONFIRMATION_FAILED'],
+  CancelOrder: [],
+};
+
+const none: CellFaults = {
+  steps: [],
+  dynamodb: [],
+  duplicates: { streamRecords: 0, busEvents: 0 },
+  crash: false,
+};
+
+const percent = (rate: number) => `${Math.round(rate * 100)}`;
+
+/**
+ * CancelOrder runs only for an order being cancelled, which the mix's ample
+ * stock and credit seldom makes: its cells also send 30% of orders to
+ * compensation (ConfirmOrder failing with its business error, so that stock
+ * reserved and a payment captured must both be undone), or its fault would
+ * meet almost no attempt.
+ */
+const COMPENSATED: StepFault = { state: 'ConfirmOrder', rate: 0.3, error: 'ConfirmationFailed' };
+const withCompensation = (state: string, faults: readonly StepFault[]) =>
+  state === 'CancelOrder' ? [...faults, COMPENSATED] : faults;
+const COMPENSATED_REASONS = (state: string) => (state === 'CancelOrder' ? ['CONFIRMATION_FAILED'] : []);
+const compensationNote = (state: string) =>
+  state === 'CancelOrder'
+    ? ' (30% of orders sent to compensation: ConfirmOrder fails ConfirmationFailed)'
+    : '';
+
+/**
+ * The matrix: a baseline; each saga step failing 10% and 50% of its attempts
+ * with the retryable `TransientError` and with `StepFailed` (the step's
+ * non-retryable error: not retried with backoff, the order cancelled
+ * STEP_FAILED after its two extra attempts); each step's attempts delayed
+ * past the Task timeout (30% of attempts, so most orders still get through
+ * on a retry while the late attempts run on); every stream batch and bus
+ * event delivered twice; DynamoDB refusing 20% of the functions' calls with
+ * each error AWS gives under pressure; and the crash.
+ */
+export function chaosMatrix(): Cell[] {
+  const cells: Cell[] = [{ name: 'baseline', description: 'no fault', faults: none, reasons: [] }];
+  for (const state of SAGA_TASKS) {
+    for (const rate of [0.1, 0.5]) {
+      cells.push({
+        name: `${state}-retryable-${percent(rate)}`,
+        description: `${state} fails ${percent(rate)}% of attempts with TransientError${compensationNote(state)}`,
+        faults: { ...none, steps: withCompensation(state, [{ state, rate, error: 'TransientError' }]) },
+        // Five attempts all failing (rate⁵) exhausts the retries.
+        reasons: [...EXHAUSTED[state], ...COMPENSATED_REASONS(state)],
+      });
+    }
+    for (const rate of [0.1, 0.5]) {
+      cells.push({
+        name: `${state}-fatal-${percent(rate)}`,
+        description: `${state} fails ${percent(rate)}% of attempts with StepFailed (non-retryable)${compensationNote(state)}`,
+        faults: { ...none, steps: withCompensation(state, [{ state, rate, error: 'StepFailed' }]) },
+        reasons: state === 'CancelOrder' ? COMPENSATED_REASONS(state) : ['STEP_FAILED'],
+      });
+    }
+    cells.push({
+      name: `${state}-late`,
+      description: `30% of ${state}'s attempts start ${TASK_TIMEOUT_SECONDS + 2} s late, past its ${TASK_TIMEOUT_SECONDS} s timeout, and still run${compensationNote(state)}`,
+      faults: {
+        ...none,
+        steps: withCompensation(state, [{ state, rate: 0.3, delayMs: (TASK_TIMEOUT_SECONDS + 2) * 1000 }]),
+      },
+      // Timeouts use up retries and time: the order's own deadline may pass.
+      reasons: [...new Set([...EXHAUSTED[state], 'TIMEOUT', ...COMPENSATED_REASONS(state)])],
+    });
+  }
+  cells.push({
+    name: 'duplicates',
+    description: 'every stream batch and every bus event delivered twice (every consumer twice)',
+    faults: { ...none, duplicates: { streamRecords: 1, busEvents: 1 } },
+    reasons: [],
+  });
+  for (const error of [
+    'ProvisionedThroughputExceededException',
+    'ThrottlingException',
+    'TransactionConflict',
+  ] as const) {
+    cells.push({
+      name: `dynamodb-${error === 'TransactionConflict' ? 'conflict' : error === 'ThrottlingException' ? 'throttling' : 'throughput'}-20`,
+      description:
+        error === 'TransactionConflict'
+          ? `DynamoDB cancels 20% of the functions' transactions with a TransactionConflict`
+          : `DynamoDB refuses 20% of the functions' calls with ${error}`,
+      faults: { ...none, dynamodb: [{ error, rate: 0.2 }] },
+      // A call refused past the SDK's retries fails its step's attempt; enough of them exhaust the retries.
+      reasons: ['TIMEOUT', 'CONFIRMATION_FAILED', 'STEP_FAILED'],
+    });
+  }
+  cells.push({
+    name: 'crash',
+    description:
+      'the local cloud killed with SIGKILL (its process group, DynamoDB Local included) halfway through, then started again on its data',
+    faults: { ...none, crash: true },
+    // Sagas cut off by the crash are ended by the sweeper after their deadline.
+    reasons: ['TIMEOUT'],
+  });
+  return cells;
+}
+
+/** The cells `--cells a,b` names (each a cell's name or a prefix of names, e.g. `CapturePayment`). */
+export function selectCells(cells: readonly Cell[], names: string | undefined): Cell[] {
+  if (!names?.trim()) return [...cells];
+  const wanted = names
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const chosen = cells.filter((cell) => wanted.some((w) => cell.name === w || cell.name.startsWith(`${w}-`)));
+  const unknown = wanted.filter((w) => !cells.some((c) => c.name === w || c.name.startsWith(`${w}-`)));
+  if (unknown.length > 0)
+    throw new Error(`no cell ${unknown.join(', ')}; cells: ${cells.map((c) => c.name).join(', ')}`);
+  return chosen;
+}
+
+/** A dead-letter message as the local cloud keeps it (`GET /_local/dead-letters`). */
+export interface DeadLetter {
+  readonly queue: string;
+  readonly messageId: string;
+  readonly body: string;
+}
+
+export interface ExplainedDeadLetter {
+  readonly queue: string;
+  readonly messageId: string;
+  /** Where it came from: a stream mapping's on-failure destination or a rule target's dead-letter queue. */
+  readonly source: 'stream' | 'rule' | 'unknown';
+  /** What failed, as the message says it. */
+  readonly cause: string;
+  /** The cell's fault that explains it; absent: unexplained, and the cell fails. */
+  readonly explainedBy?: string;
+}
+
+/** The names of a DynamoDB refusal as the SDK reports it (the error's name, or a cancellation's reason). */
+const DYNAMO_SIGNS: Readonly<Record<DynamoFault['error'], readonly string[]>> = {
+  ProvisionedThroughputExceededException: ['ProvisionedThroughputExceeded'],
+  ThrottlingException: ['ThrottlingException', 'Rate of requests exceeds'],
+  TransactionConflict: ['TransactionConflict', 'TransactionCanceled', 'Transaction is ongoing'],
+};
+
+/** What a crash leaves in a message: connections refused or cut while the cloud was down. */
+const CRASH_SIGNS = ['ECONNREFUSED', 'ECONNRESET', 'socket hang up', 'EPIPE', 'sandbox', 'terminated'];
+
+/**
+ * Classifies a dead-letter message by its cause and matches it to the
+ * cell's fault. A stream batch given up carries the last error the local
+ * mapping saw (`localLastError`, which Lambda's record does not have);
+ * a rule target's carries the error of its last attempt.
+ */
+export function explainDeadLetter(letter: DeadLetter, faults: CellFaults): ExplainedDeadLetter {
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(letter.body) as Record<string, unknown>;
+  } catch {
+    // Not JSON: unexplained.
+  }
+  const source = body.DDBStreamBatchInfo ? 'stream' : body.rule ? 'rule' : 'unknown';
+  const cause = String(
+    source === 'stream'
+      ? ((body.responseContext as { localLastError?: string } | undefined)?.localLastError ??
+          (body.requestContext as { condition?: string } | undefined)?.condition ??
+          '')
+      : (body.error ?? ''),
+  );
+  const base = { queue: letter.queue, messageId: letter.messageId, source, cause } as const;
+  for (const fault of faults.dynamodb) {
+    if (DYNAMO_SIGNS[fault.error].some((sign) => cause.includes(sign)))
+      return { ...base, explainedBy: `DynamoDB ${fault.error} ${percent(fault.rate)}%` };
+  }
+  for (const fault of faults.steps) {
+    if (cause.includes(fault.state) || (fault.error && cause.includes(fault.error)))
+      return { ...base, explainedBy: `${fault.state} fault` };
+  }
+  if (faults.crash && CRASH_SIGNS.some((sign) => cause.includes(sign)))
+    return { ...base, explainedBy: 'the crash' };
+  return base;
+}
+
+/** What the runner saw of one cell. */
+export interface CellObservation {
+  readonly orders: number;
+  /** Final outcomes: `CONFIRMED`, or `CANCELLED <reason>`. */
+  readonly outcomes: Readonly<Record<string, number>>;
+  /** Broken invariants of the load report (one line each), and the run's own failures. */
+  readonly failures: readonly string[];
+  /** Orders whose customer's account holds more than one capture, or a capture refunded twice. */
+  readonly chargedTwice: readonly string[];
+  readonly deadLetters: readonly ExplainedDeadLetter[];
+  readonly retries: number;
+  readonly taskFailures: number;
+}
+
+export interface CellResult extends CellObservation {
+  readonly cell: string;
+  readonly ok: boolean;
+  /** Why the cell failed (empty when it passed). */
+  readonly problems: readonly string[];
+}
+
+/**
+ * A cell passes when the load report's invariants hold, no order was
+ * charged twice, every dead letter is explained by the cell's fault, every
+ * cancellation has a reason the load or the fault explains, and orders were
+ * placed at all.
+ */
+export function judgeCell(cell: Cell, seen: CellObservation): CellResult {
+  const problems = [...seen.failures];
+  if (seen.orders === 0) problems.push('no order was placed');
+  for (const order of seen.chargedTwice) problems.push(`charged twice: ${order}`);
+  for (const letter of seen.deadLetters) {
+    if (!letter.explainedBy)
+      problems.push(
+        `unexplained dead letter in ${letter.queue} (${letter.source}): ${letter.cause || 'no cause'}`,
+      );
+  }
+  const allowed = new Set<string>([...LOAD_REASONS, ...cell.reasons]);
+  for (const [outcome, count] of Object.entries(seen.outcomes)) {
+    const reason = /^CANCELLED (.+)$/.exec(outcome)?.[1];
+    if (reason && !allowed.has(reason))
+      problems.push(`${count} order(s) ${outcome}: a reason this cell's fault does not explain`);
+  }
+  return { ...seen, cell: cell.name, ok: problems.length === 0, problems };
+}
+
+const table = (header: readonly string[], rows: readonly (readonly string[])[]) =>
+  [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+
+/** `CANCELLED` outcomes as `REASON n` pairs, most first. */
+export function cancelledByReason(outcomes: Readonly<Record<string, number>>): string {
+  const cancelled = Object.entries(outcomes)
+    .flatMap(([outcome, n]) => {
+      const reason = /^CANCELLED(?: (.+))?$/.exec(outcome);
+      return reason ? [[reason[1] ?? '(none)', n] as const] : [];
+    })
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return cancelled.length === 0 ? '0' : cancelled.map(([reason, n]) => `${reason} ${n}`).join(', ');
+}
+
+/** The matrix as a Markdown table: one row per cell. */
+export function matrixTable(cells: readonly Cell[], results: readonly CellResult[]): string {
+  const rows = results.map((r) => {
+    const cell = cells.find((c) => c.name === r.cell);
+    const explained = r.deadLetters.filter((d) => d.explainedBy).length;
+    return [
+      `\`${r.cell}\``,
+      cell?.description ?? '',
+      String(r.orders),
+      String(r.outcomes.CONFIRMED ?? 0),
+      cancelledByReason(r.outcomes),
+      String(r.retries),
+      r.deadLetters.length === 0 ? '0' : `${r.deadLetters.length} (${explained} explained)`,
+      r.ok ? 'pass' : `**FAIL**: ${r.problems.slice(0, 3).join('; ')}${r.problems.length > 3 ? '; …' : ''}`,
+    ];
+  });
+  return table(
+    ['cell', 'fault', 'orders', 'confirmed', 'cancelled by reason', 'retries', 'DLQ', 'result'],
+    rows,
+  );
+}

@@ -1,0 +1,162 @@
+/**
+ * DynamoDB refusing a share of the functions' calls, as AWS does under
+ * pressure (`POST /_local/faults/dynamodb`). A refused call never reaches
+ * DynamoDB Local: the sandbox's meter answers it with the status, `__type`
+ * and message AWS sends, so the SDK classifies and retries it exactly as it
+ * would on AWS (throughput and throttling errors are retried by the SDK
+ * itself; a cancelled transaction is the caller's to handle). Off by
+ * default; with no rules the meter does not look at a call.
+ */
+
+/** The refusals DynamoDB makes under pressure. */
+export const DYNAMO_FAULT_ERRORS = [
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'TransactionConflict',
+] as const;
+export type DynamoFaultError = (typeof DYNAMO_FAULT_ERRORS)[number];
+
+export interface DynamoFaultRule {
+  readonly error: DynamoFaultError;
+  /** Share of the matching calls refused, from 0 to 1. */
+  readonly rate: number;
+  /**
+   * The operations refused (e.g. `TransactWriteItems`); default: every
+   * operation for a throughput or throttling error, the transactions for a
+   * transaction conflict (which may also name single writes, never reads).
+   */
+  readonly operations?: readonly string[];
+}
+
+/** The operations that can meet a transaction conflict on AWS: writes (to an item a transaction holds) and transactions. */
+const CONFLICTING_OPERATIONS = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'TransactWriteItems',
+  'TransactGetItems',
+]);
+
+/** DynamoDB's own operations (not the streams API, which has its own limits and is read by the pollers). */
+const DYNAMODB_OPERATIONS = new Set([
+  ...CONFLICTING_OPERATIONS,
+  'GetItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+]);
+
+export function validateDynamoFaults(rules: unknown): DynamoFaultRule[] {
+  if (!Array.isArray(rules)) throw new Error('DynamoDB faults: an array of rules');
+  return rules.map((rule: Partial<DynamoFaultRule>, index) => {
+    if (!DYNAMO_FAULT_ERRORS.includes(rule?.error as DynamoFaultError))
+      throw new Error(`DynamoDB fault ${index}: error must be one of ${DYNAMO_FAULT_ERRORS.join(', ')}`);
+    if (typeof rule.rate !== 'number' || !(rule.rate >= 0 && rule.rate <= 1))
+      throw new Error(`DynamoDB fault ${index}: rate must be a number from 0 to 1`);
+    if (rule.operations !== undefined) {
+      if (!Array.isArray(rule.operations) || rule.operations.some((o) => !DYNAMODB_OPERATIONS.has(o)))
+        throw new Error(
+          `DynamoDB fault ${index}: operations must be among ${[...DYNAMODB_OPERATIONS].join(', ')}`,
+        );
+    }
+    return {
+      error: rule.error as DynamoFaultError,
+      rate: rule.rate,
+      ...(rule.operations ? { operations: [...rule.operations] } : {}),
+    };
+  });
+}
+
+/**
+ * A transaction conflict refuses transactions unless the rule names single
+ * writes too: under contention AWS cancels a transaction whose items another
+ * transaction holds, while a single write meets one only on an item a
+ * transaction is changing, which a refusal drawn at random cannot know (it
+ * would refuse writes of new items no transaction could hold).
+ */
+const TRANSACTIONS = ['TransactWriteItems', 'TransactGetItems'];
+
+const applies = (rule: DynamoFaultRule, operation: string) =>
+  (
+    rule.operations ?? (rule.error === 'TransactionConflict' ? TRANSACTIONS : [...DYNAMODB_OPERATIONS])
+  ).includes(operation) &&
+  (rule.error !== 'TransactionConflict' || CONFLICTING_OPERATIONS.has(operation));
+
+/** The rule that refuses this call, if one draws it (`random` in [0, 1) per rule, for tests). */
+export function refusalFor(
+  rules: readonly DynamoFaultRule[],
+  operation: string,
+  random: () => number = Math.random,
+): DynamoFaultRule | undefined {
+  for (const rule of rules) if (applies(rule, operation) && random() < rule.rate) return rule;
+  return undefined;
+}
+
+export interface DynamoErrorResponse {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+const DYNAMODB_SHAPE = 'com.amazonaws.dynamodb.v20120810#';
+
+/**
+ * AWS's answer to a refused call, as DynamoDB sends it (status 400, the JSON
+ * protocol's `__type` naming the error shape, and its message). A refused
+ * transaction is cancelled with one reason per item, `TransactionConflict`
+ * for one of them and `None` for the rest; `input` is the request body.
+ */
+export function awsRefusal(
+  error: DynamoFaultError,
+  operation: string,
+  input: Record<string, unknown>,
+): DynamoErrorResponse {
+  switch (error) {
+    case 'ProvisionedThroughputExceededException':
+      return {
+        status: 400,
+        body: {
+          __type: `${DYNAMODB_SHAPE}ProvisionedThroughputExceededException`,
+          message:
+            'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
+        },
+      };
+    case 'ThrottlingException':
+      // DynamoDB's throttling answer comes from its request layer, under that layer's namespace.
+      return {
+        status: 400,
+        body: {
+          __type: 'com.amazon.coral.availability#ThrottlingException',
+          message: 'Rate of requests exceeds the allowed throughput.',
+        },
+      };
+    case 'TransactionConflict': {
+      if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
+        const items = Array.isArray(input.TransactItems) ? input.TransactItems.length : 1;
+        const conflicted = Math.floor(Math.random() * items);
+        const reasons = Array.from({ length: Math.max(items, 1) }, (_, i) =>
+          i === conflicted
+            ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
+            : { Code: 'None' },
+        );
+        return {
+          status: 400,
+          body: {
+            __type: `${DYNAMODB_SHAPE}TransactionCanceledException`,
+            // The one DynamoDB error whose message field is capitalized.
+            Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((r) => r.Code).join(', ')}]`,
+            CancellationReasons: reasons,
+          },
+        };
+      }
+      // A single-item write to an item a transaction is changing.
+      return {
+        status: 400,
+        body: {
+          __type: `${DYNAMODB_SHAPE}TransactionConflictException`,
+          message: 'Transaction is ongoing for the item',
+        },
+      };
+    }
+  }
+}

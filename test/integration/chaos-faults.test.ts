@@ -1,0 +1,226 @@
+import http = require('node:http');
+
+import {
+  DynamoDBClient,
+  ListTablesCommand,
+  ProvisionedThroughputExceededException,
+  QueryCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConcurrencyError } from '../../functions/shared/errors';
+import { appendAtomically } from '../../functions/shared/event-store';
+import { installDynamoMeter } from '../../local/lambda/dynamo-meter';
+import {
+  awsEndpoint,
+  createCustomer,
+  createProduct,
+  eventually,
+  get,
+  invokeFunction,
+  localAdmin,
+  placeAndSettle,
+} from '../support/api';
+
+/**
+ * The fault kinds `npm run chaos` injects besides the saga steps' own
+ * (local/lambda/dynamo-faults.ts, local/duplicates.ts): a refused DynamoDB
+ * call reaches the SDK as AWS's error, and duplicate delivery really
+ * delivers twice while the consumers stay idempotent.
+ */
+
+const admin = async (path: string, body: unknown) => {
+  const response = await fetch(`${awsEndpoint()}/_local/${path}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`POST /_local/${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+};
+
+afterEach(async () => {
+  await admin('faults/dynamodb', []);
+  await admin('faults/duplicates', {});
+});
+
+describe('DynamoDB refusing calls', () => {
+  // The meter, installed in this process as it is in each sandbox, on the local cloud's DynamoDB
+  // (its AWS endpoint passes DynamoDB calls on to DynamoDB Local).
+  const request = http.request;
+  let meter: ReturnType<typeof installDynamoMeter>;
+  let dynamo: DynamoDBClient;
+  let table: string;
+  beforeAll(async () => {
+    meter = installDynamoMeter({
+      port: Number(new URL(awsEndpoint()).port),
+      partitionKeys: {},
+      onWrite: () => {},
+    });
+    dynamo = new DynamoDBClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 3,
+    });
+    const { TableNames = [] } = await dynamo.send(new ListTablesCommand({}));
+    table = TableNames.find((t) => t.startsWith('AccountsEvents'))!;
+    expect(table).toBeDefined();
+  });
+  afterAll(() => {
+    dynamo.destroy();
+    http.request = request;
+  });
+  const query = () =>
+    dynamo.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'aggregateId = :id',
+        ExpressionAttributeValues: { ':id': { S: 'cus_nobody' } },
+      }),
+    );
+
+  test('a throttled call is AWS’s error to the SDK, which retries it as a throttling error', async () => {
+    meter.setDynamoFaults([{ error: 'ProvisionedThroughputExceededException', rate: 1 }]);
+    const error = await query().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProvisionedThroughputExceededException);
+    const e = error as ProvisionedThroughputExceededException;
+    expect(e.$metadata.httpStatusCode).toBe(400);
+    expect(e.$metadata.attempts).toBe(3);
+    expect(e.message).toMatch(/provisioned throughput for the table was exceeded/);
+
+    meter.setDynamoFaults([{ error: 'ThrottlingException', rate: 1 }]);
+    const throttled = (await query().catch((x: unknown) => x)) as {
+      name: string;
+      $metadata: { attempts: number };
+    };
+    expect(throttled.name).toBe('ThrottlingException');
+    expect(throttled.$metadata.attempts).toBe(3);
+
+    // Lifted: the same call reaches DynamoDB again.
+    meter.setDynamoFaults([]);
+    await expect(query()).resolves.toMatchObject({ Count: 0 });
+  });
+
+  test('a transaction conflict cancels the transaction with its reasons, which the SDK leaves to the caller', async () => {
+    meter.setDynamoFaults([{ error: 'TransactionConflict', rate: 1 }]);
+    const put = (id: string) => ({
+      Put: {
+        TableName: table,
+        Item: { aggregateId: { S: id }, version: { N: '1' } },
+        ConditionExpression: 'attribute_not_exists(aggregateId)',
+      },
+    });
+    const error = await dynamo
+      .send(new TransactWriteItemsCommand({ TransactItems: [put('cus_chaos_a'), put('cus_chaos_b')] }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransactionCanceledException);
+    const e = error as TransactionCanceledException;
+    expect(e.$metadata.attempts).toBe(1);
+    expect(e.CancellationReasons?.map((r) => r.Code).sort()).toEqual(['None', 'TransactionConflict']);
+    // The refused transaction never reached DynamoDB: nothing was written.
+    meter.setDynamoFaults([]);
+    const written = await dynamo.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'aggregateId = :id',
+        ExpressionAttributeValues: { ':id': { S: 'cus_chaos_a' } },
+      }),
+    );
+    expect(written.Count).toBe(0);
+  });
+
+  // Regression (found by `npm run chaos`, cell dynamodb-conflict-20: a reservation answered 500): a transaction
+  // cancelled for a conflict on a new item was reported as that item existing, so a creating command took
+  // itself for a repeat of an earlier request and, finding none, failed instead of retrying.
+  test('a transaction conflict is a race to retry, not an item that exists', async () => {
+    const documents = DynamoDBDocumentClient.from(dynamo);
+    const run = Date.now().toString(36);
+    const append = (id: string) => ({
+      aggregateId: id,
+      items: [
+        {
+          Put: {
+            TableName: table,
+            Item: { aggregateId: id, version: 1 },
+            ConditionExpression: 'attribute_not_exists(aggregateId)',
+          },
+        },
+      ],
+    });
+    const appends = [append(`cus_conflict_a_${run}`), append(`cus_conflict_b_${run}`)];
+    meter.setDynamoFaults([{ error: 'TransactionConflict', rate: 1 }]);
+    const conflict = await appendAtomically(documents, appends).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(ConcurrencyError);
+    expect((conflict as ConcurrencyError).aggregateIds).toHaveLength(1);
+    expect((conflict as ConcurrencyError).existing).toEqual([]);
+    meter.setDynamoFaults([]);
+    await appendAtomically(documents, appends);
+    // Written once, the same appends fail their conditions: those items do exist.
+    const repeat = await appendAtomically(documents, appends).catch((e: unknown) => e);
+    expect(repeat).toBeInstanceOf(ConcurrencyError);
+    expect([...(repeat as ConcurrencyError).existing].sort()).toEqual(
+      appends.map((a) => a.aggregateId).sort(),
+    );
+  });
+
+  test('set through the admin API, the functions’ own calls are refused, and served again once lifted', async () => {
+    const customer = await createCustomer();
+    await admin('faults/dynamodb', [
+      { error: 'ThrottlingException', rate: 1, operations: ['Query', 'GetItem'] },
+    ]);
+    const refused = await get(`/customers/${customer.customerId}`);
+    expect(refused.status).toBe(500);
+    // A saga step sees the refusal as AWS's throttling error, which it classifies as worth retrying.
+    const step = await invokeFunction('SagaSteps', {
+      action: 'capture',
+      orderId: 'ord_chaos',
+      customerId: customer.customerId,
+      items: [{ productId: 'prd_x', quantity: 1, priceCents: 100 }],
+      totalCents: 100,
+      deadline: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(step.error).toBe('Unhandled');
+    // Or, on a loaded machine, the SDK's backoff over its refused attempts outlasts the function's timeout.
+    expect(['TransientError', 'Sandbox.Timedout']).toContain((step.body as { errorType: string }).errorType);
+    await admin('faults/dynamodb', []);
+    expect((await get(`/customers/${customer.customerId}`)).status).toBe(200);
+  });
+});
+
+describe('duplicate delivery', () => {
+  test('every stream batch and bus event is delivered twice, and the order still settles exactly once', async () => {
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const product = await createProduct({ priceCents: 1_000, stock: 10 });
+    await localAdmin('reset-stats');
+    await admin('faults/duplicates', { streamRecords: 1, busEvents: 1 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    expect(order.status).toBe('CONFIRMED');
+    // Its sagas' stream records and events have all been delivered (twice) once the read models agree.
+    const settled = await eventually(
+      () => get<{ available: number; reserved: number; sold: number }>(`/products/${product.productId}`),
+      (r) => r.body.sold === 2,
+    );
+    expect(settled.body).toMatchObject({ available: 8, reserved: 0, sold: 2 });
+    const credit = await eventually(
+      () => get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`),
+      (r) => r.body.availableCreditCents === 100_000 - 2_000,
+    );
+    expect(credit.body.availableCreditCents).toBe(98_000);
+    // The outbox publishes OrderPlaced after the request's own saga may have ended: wait for the bus's two.
+    const stats = await eventually(
+      () =>
+        localAdmin<{
+          streams: Record<string, { duplicatedBatches: number }>;
+          eventBridge: { duplicatedDeliveries: number };
+          stepFunctions: { executions: number };
+        }>('stats'),
+      (s) => s.stepFunctions.executions >= 3,
+      15_000,
+    );
+    expect(Object.values(stats.streams).reduce((n, s) => n + s.duplicatedBatches, 0)).toBeGreaterThan(0);
+    expect(stats.eventBridge.duplicatedDeliveries).toBeGreaterThan(0);
+    // The request's execution and the bus's, twice: three sagas for one order, one of which ran it.
+    expect(stats.stepFunctions.executions).toBeGreaterThanOrEqual(3);
+  });
+});

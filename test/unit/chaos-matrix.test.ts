@@ -1,0 +1,238 @@
+import {
+  type Cell,
+  type CellObservation,
+  cancelledByReason,
+  chaosMatrix,
+  explainDeadLetter,
+  judgeCell,
+  matrixTable,
+  SAGA_TASKS,
+  selectCells,
+  TASK_TIMEOUT_SECONDS,
+} from '../../load/chaos-matrix';
+import { validateDuplicates } from '../../local/duplicates';
+import { awsRefusal, refusalFor, validateDynamoFaults } from '../../local/lambda/dynamo-faults';
+import asl from '../../statemachines/order-saga.asl.json';
+
+const matrix = chaosMatrix();
+const cell = (name: string): Cell => matrix.find((c) => c.name === name)!;
+const clean: CellObservation = {
+  orders: 40,
+  outcomes: { CONFIRMED: 38, 'CANCELLED OUT_OF_STOCK': 2 },
+  failures: [],
+  chargedTwice: [],
+  deadLetters: [],
+  retries: 0,
+  taskFailures: 0,
+};
+
+describe('chaos: the matrix', () => {
+  test('has every cell the issue asks for, each named once', () => {
+    const names = matrix.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const state of SAGA_TASKS) {
+      for (const kind of ['retryable-10', 'retryable-50', 'fatal-10', 'fatal-50', 'late'])
+        expect(names).toContain(`${state}-${kind}`);
+    }
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'baseline',
+        'duplicates',
+        'dynamodb-throughput-20',
+        'dynamodb-throttling-20',
+        'dynamodb-conflict-20',
+        'crash',
+      ]),
+    );
+  });
+
+  test('the saga tasks and their timeout are the ASL’s', () => {
+    const states = asl.States as Record<string, { Type: string; TimeoutSeconds?: number }>;
+    const tasks = Object.entries(states).filter(([, s]) => s.Type === 'Task');
+    expect(tasks.map(([name]) => name).sort()).toEqual([...SAGA_TASKS].sort());
+    for (const [, task] of tasks) expect(task.TimeoutSeconds).toBe(TASK_TIMEOUT_SECONDS);
+    // A late attempt starts past the timeout, so the Task has timed out before its effect lands.
+    for (const state of SAGA_TASKS)
+      expect(cell(`${state}-late`).faults.steps[0]!.delayMs).toBeGreaterThan(TASK_TIMEOUT_SECONDS * 1000);
+  });
+
+  test('a retryable fault uses an error the ASL retries, a fatal one an error it does not back off on', () => {
+    const retried = (
+      asl.States.CapturePayment.Retry as { ErrorEquals: string[]; MaxAttempts: number }[]
+    ).find((r) => r.ErrorEquals.includes(cell('CapturePayment-retryable-10').faults.steps[0]!.error!));
+    expect(retried?.MaxAttempts).toBeGreaterThanOrEqual(3);
+    expect(cell('CapturePayment-fatal-50').faults.steps[0]!.error).toBe('StepFailed');
+  });
+
+  test('a CancelOrder cell sends orders to compensation, or its fault would meet almost no attempt', () => {
+    for (const kind of ['retryable-10', 'fatal-50', 'late']) {
+      const { faults, reasons } = cell(`CancelOrder-${kind}`);
+      expect(faults.steps.map((s) => s.state)).toEqual(['CancelOrder', 'ConfirmOrder']);
+      expect(faults.steps[1]).toMatchObject({ error: 'ConfirmationFailed' });
+      expect(reasons).toContain('CONFIRMATION_FAILED');
+    }
+    expect(cell('ConfirmOrder-fatal-10').faults.steps).toHaveLength(1);
+  });
+
+  test('--cells picks cells by name or by prefix, and refuses an unknown one', () => {
+    expect(selectCells(matrix, undefined)).toHaveLength(matrix.length);
+    expect(selectCells(matrix, 'baseline,crash').map((c) => c.name)).toEqual(['baseline', 'crash']);
+    expect(selectCells(matrix, 'ConfirmOrder').map((c) => c.name)).toEqual([
+      'ConfirmOrder-retryable-10',
+      'ConfirmOrder-retryable-50',
+      'ConfirmOrder-fatal-10',
+      'ConfirmOrder-fatal-50',
+      'ConfirmOrder-late',
+    ]);
+    expect(() => selectCells(matrix, 'baseline,nope')).toThrow(/no cell nope/);
+  });
+});
+
+describe('chaos: judging a cell', () => {
+  test('passes a clean run', () => {
+    const result = judgeCell(cell('baseline'), clean);
+    expect(result).toMatchObject({ ok: true, problems: [], cell: 'baseline' });
+  });
+
+  test('fails on a broken invariant, a double charge, or no orders', () => {
+    expect(judgeCell(cell('baseline'), { ...clean, failures: ['invariant broken (1×): x'] }).ok).toBe(false);
+    expect(judgeCell(cell('duplicates'), { ...clean, chargedTwice: ['ord_1'] }).problems).toEqual([
+      'charged twice: ord_1',
+    ]);
+    expect(judgeCell(cell('baseline'), { ...clean, orders: 0, outcomes: {} }).problems).toEqual([
+      'no order was placed',
+    ]);
+  });
+
+  test('a cancellation must have a reason the load or the cell’s fault explains', () => {
+    const stepFailed = { ...clean, outcomes: { CONFIRMED: 30, 'CANCELLED STEP_FAILED': 10 } };
+    expect(judgeCell(cell('ReserveStock-fatal-50'), stepFailed).ok).toBe(true);
+    expect(judgeCell(cell('baseline'), stepFailed).problems).toEqual([
+      "10 order(s) CANCELLED STEP_FAILED: a reason this cell's fault does not explain",
+    ]);
+    // Compensation failing is retried to the end: it explains no cancellation.
+    expect(judgeCell(cell('CancelOrder-fatal-50'), stepFailed).ok).toBe(false);
+    const timedOut = { ...clean, outcomes: { CONFIRMED: 30, 'CANCELLED TIMEOUT': 10 } };
+    expect(judgeCell(cell('CapturePayment-late'), timedOut).ok).toBe(true);
+    expect(judgeCell(cell('duplicates'), timedOut).ok).toBe(false);
+  });
+
+  test('a dead letter is explained only by the cell’s own fault', () => {
+    const throttled = {
+      queue: 'ProjectorDeadLetters',
+      messageId: 'm1',
+      body: JSON.stringify({
+        requestContext: { condition: 'RetryAttemptsExhausted' },
+        responseContext: {
+          localLastError: 'ThrottlingException: Rate of requests exceeds the allowed throughput.',
+        },
+        DDBStreamBatchInfo: { batchSize: 3 },
+      }),
+    };
+    const explained = explainDeadLetter(throttled, cell('dynamodb-throttling-20').faults);
+    expect(explained).toMatchObject({ source: 'stream', explainedBy: 'DynamoDB ThrottlingException 20%' });
+    const unexplained = explainDeadLetter(throttled, cell('duplicates').faults);
+    expect(unexplained.explainedBy).toBeUndefined();
+    const result = judgeCell(cell('duplicates'), { ...clean, deadLetters: [unexplained] });
+    expect(result.ok).toBe(false);
+    expect(result.problems[0]).toMatch(
+      /unexplained dead letter in ProjectorDeadLetters \(stream\): ThrottlingException/,
+    );
+
+    const ruleLetter = {
+      queue: 'SweeperDeadLetters',
+      messageId: 'm2',
+      body: JSON.stringify({ rule: 'arn:rule', error: 'connect ECONNREFUSED 127.0.0.1:8000', event: {} }),
+    };
+    expect(explainDeadLetter(ruleLetter, cell('crash').faults)).toMatchObject({
+      source: 'rule',
+      explainedBy: 'the crash',
+    });
+    expect(explainDeadLetter(ruleLetter, cell('baseline').faults).explainedBy).toBeUndefined();
+    expect(explainDeadLetter({ ...ruleLetter, body: 'not json' }, cell('crash').faults)).toMatchObject({
+      source: 'unknown',
+    });
+  });
+
+  test('the report is a table with a row per cell', () => {
+    const results = [
+      judgeCell(cell('baseline'), clean),
+      judgeCell(cell('duplicates'), {
+        ...clean,
+        retries: 3,
+        outcomes: { CONFIRMED: 37, 'CANCELLED TIMEOUT': 3 },
+      }),
+    ];
+    const lines = matrixTable(matrix, results).split('\n');
+    expect(lines[0]).toBe(
+      '| cell | fault | orders | confirmed | cancelled by reason | retries | DLQ | result |',
+    );
+    expect(lines).toHaveLength(4);
+    expect(lines[2]).toBe('| `baseline` | no fault | 40 | 38 | OUT_OF_STOCK 2 | 0 | 0 | pass |');
+    expect(lines[3]).toMatch(
+      /^\| `duplicates` \| .* \| 40 \| 37 \| TIMEOUT 3 \| 3 \| 0 \| \*\*FAIL\*\*: 3 order\(s\) CANCELLED TIMEOUT/,
+    );
+    expect(cancelledByReason({ CONFIRMED: 1 })).toBe('0');
+    expect(cancelledByReason({ 'CANCELLED A': 1, 'CANCELLED B': 4, CANCELLED: 2 })).toBe(
+      'B 4, (none) 2, A 1',
+    );
+  });
+});
+
+describe('local faults: their settings', () => {
+  test('DynamoDB refusals: each error AWS gives under pressure, a rate from 0 to 1', () => {
+    expect(validateDynamoFaults([{ error: 'ThrottlingException', rate: 0.2 }])).toEqual([
+      { error: 'ThrottlingException', rate: 0.2 },
+    ]);
+    expect(() => validateDynamoFaults([{ error: 'Nope', rate: 0.2 }])).toThrow(/error must be one of/);
+    expect(() => validateDynamoFaults([{ error: 'ThrottlingException', rate: 2 }])).toThrow(/rate/);
+    expect(() =>
+      validateDynamoFaults([{ error: 'ThrottlingException', rate: 1, operations: ['ListTables'] }]),
+    ).toThrow(/operations/);
+    expect(() => validateDynamoFaults({})).toThrow(/array/);
+  });
+
+  test('a transaction conflict refuses transactions, and single writes only when named; the draw is per rule', () => {
+    const conflict = [{ error: 'TransactionConflict', rate: 1 }] as const;
+    expect(refusalFor(conflict, 'Query')).toBeUndefined();
+    expect(refusalFor(conflict, 'PutItem')).toBeUndefined();
+    expect(refusalFor(conflict, 'TransactWriteItems')).toEqual(conflict[0]);
+    const writes = [{ error: 'TransactionConflict', rate: 1, operations: ['PutItem', 'Query'] }] as const;
+    expect(refusalFor(writes, 'PutItem')).toEqual(writes[0]);
+    expect(refusalFor(writes, 'Query')).toBeUndefined();
+    const half = [{ error: 'ThrottlingException', rate: 0.5 }] as const;
+    expect(refusalFor(half, 'GetItem', () => 0.49)).toEqual(half[0]);
+    expect(refusalFor(half, 'GetItem', () => 0.5)).toBeUndefined();
+    expect(refusalFor([], 'GetItem', () => 0)).toBeUndefined();
+  });
+
+  test('a refusal is the answer AWS sends', () => {
+    expect(awsRefusal('ProvisionedThroughputExceededException', 'PutItem', {})).toEqual({
+      status: 400,
+      body: {
+        __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+        message: expect.stringMatching(/^The level of configured provisioned throughput/),
+      },
+    });
+    expect(awsRefusal('ThrottlingException', 'Query', {}).body.__type).toBe(
+      'com.amazon.coral.availability#ThrottlingException',
+    );
+    const cancelled = awsRefusal('TransactionConflict', 'TransactWriteItems', {
+      TransactItems: [{}, {}, {}],
+    }).body as { __type: string; Message: string; CancellationReasons: { Code: string }[] };
+    expect(cancelled.__type).toBe('com.amazonaws.dynamodb.v20120810#TransactionCanceledException');
+    expect(cancelled.CancellationReasons).toHaveLength(3);
+    expect(cancelled.CancellationReasons.filter((r) => r.Code === 'TransactionConflict')).toHaveLength(1);
+    expect(cancelled.Message).toMatch(/^Transaction cancelled, please refer cancellation reasons/);
+    expect(awsRefusal('TransactionConflict', 'UpdateItem', {}).body.__type).toBe(
+      'com.amazonaws.dynamodb.v20120810#TransactionConflictException',
+    );
+  });
+
+  test('duplicate delivery: two rates, off when left out', () => {
+    expect(validateDuplicates({})).toEqual({ streamRecords: 0, busEvents: 0 });
+    expect(validateDuplicates({ busEvents: 1 })).toEqual({ streamRecords: 0, busEvents: 1 });
+    expect(() => validateDuplicates({ streamRecords: -1 })).toThrow(/streamRecords/);
+    expect(() => validateDuplicates({ lambda: 1 })).toThrow(/unknown field lambda/);
+  });
+});
