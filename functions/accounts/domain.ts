@@ -1,3 +1,4 @@
+import { accept, type Decider, reject } from '../shared/decider';
 import type { DomainEvent, Fold } from '../shared/events';
 
 export const DEFAULT_CREDIT_LIMIT_CENTS = 100_000;
@@ -23,7 +24,7 @@ export type CustomerEvent =
   | DomainEvent<'CreditCaptured', { paymentId: string; orderId: string; amountCents: number }>
   | DomainEvent<'CreditRefunded', { paymentId: string; orderId: string; amountCents: number }>;
 
-export const customerFold: Fold<CustomerState, CustomerEvent> = {
+const customerFold: Fold<CustomerState, CustomerEvent> = {
   foldVersion: 1,
   initial: null,
   evolve(state, event) {
@@ -49,58 +50,55 @@ export const customerFold: Fold<CustomerState, CustomerEvent> = {
 export const availableCreditCents = (customer: Customer) =>
   customer.creditLimitCents - customer.capturedCents;
 
-export interface RegisterCustomer {
-  readonly customerId: string;
-  readonly name: string;
-  readonly email: string;
-  readonly creditLimitCents?: number | undefined;
-  readonly now: Date;
+export interface CreditMovement {
+  readonly paymentId: string;
+  readonly orderId: string;
+  readonly amountCents: number;
 }
 
-export function register(command: RegisterCustomer): CustomerEvent[] {
-  return [
-    {
-      type: 'CustomerRegistered',
-      schemaVersion: 1,
-      data: {
-        customerId: command.customerId,
-        name: command.name,
-        email: command.email,
-        creditLimitCents: command.creditLimitCents ?? DEFAULT_CREDIT_LIMIT_CENTS,
-        registeredAt: command.now.toISOString(),
-      },
-    },
-  ];
-}
+export type CustomerCommand =
+  | {
+      readonly type: 'Register';
+      readonly customerId: string;
+      readonly name: string;
+      readonly email: string;
+      readonly creditLimitCents?: number | undefined;
+      readonly now: Date;
+    }
+  /** Captures a payment's amount if it fits in the customer's available credit. */
+  | { readonly type: 'CaptureCredit'; readonly payment: CreditMovement }
+  /** Gives a refunded payment's amount back. */
+  | { readonly type: 'RefundCredit'; readonly payment: CreditMovement };
 
-export type CaptureDecision =
-  | { readonly accepted: true; readonly events: CustomerEvent[] }
-  | { readonly accepted: false };
+export type CustomerRejection =
+  | { readonly code: 'ALREADY_REGISTERED' }
+  | { readonly code: 'NO_SUCH_CUSTOMER' }
+  | { readonly code: 'INSUFFICIENT_CREDIT'; readonly availableCents: number };
 
-/** Captures `amountCents` if it fits in the customer's available credit, else declines with no event. */
-export function captureCredit(
-  customer: Customer,
-  payment: { paymentId: string; orderId: string; amountCents: number },
-): CaptureDecision {
-  if (payment.amountCents > availableCreditCents(customer)) return { accepted: false };
-  return { accepted: true, events: [{ type: 'CreditCaptured', schemaVersion: 1, data: payment }] };
-}
-
-export function refundCredit(payment: {
-  paymentId: string;
-  orderId: string;
-  amountCents: number;
-}): CustomerEvent[] {
-  return [{ type: 'CreditRefunded', schemaVersion: 1, data: payment }];
-}
-
-/** The public view of a customer, as `GET /customers/{id}` answers it. */
-export const customerView = (c: Customer) => ({
-  customerId: c.customerId,
-  name: c.name,
-  email: c.email,
-  creditLimitCents: c.creditLimitCents,
-  availableCreditCents: availableCreditCents(c),
-  status: c.status,
-  createdAt: c.createdAt,
-});
+export const customerDecider: Decider<CustomerCommand, CustomerState, CustomerEvent, CustomerRejection> = {
+  ...customerFold,
+  decide(command, state) {
+    if (command.type === 'Register') {
+      if (state) return reject({ code: 'ALREADY_REGISTERED' });
+      return accept<CustomerEvent>({
+        type: 'CustomerRegistered',
+        schemaVersion: 1,
+        data: {
+          customerId: command.customerId,
+          name: command.name,
+          email: command.email,
+          creditLimitCents: command.creditLimitCents ?? DEFAULT_CREDIT_LIMIT_CENTS,
+          registeredAt: command.now.toISOString(),
+        },
+      });
+    }
+    if (!state) return reject({ code: 'NO_SUCH_CUSTOMER' });
+    if (command.type === 'RefundCredit') {
+      return accept<CustomerEvent>({ type: 'CreditRefunded', schemaVersion: 1, data: command.payment });
+    }
+    const availableCents = availableCreditCents(state);
+    if (command.payment.amountCents > availableCents)
+      return reject({ code: 'INSUFFICIENT_CREDIT', availableCents });
+    return accept<CustomerEvent>({ type: 'CreditCaptured', schemaVersion: 1, data: command.payment });
+  },
+};

@@ -1,4 +1,10 @@
 // The accounts module's facade: what other modules may use of it (the lint rule in biome.json holds them to it).
 export { accountsOperations } from './contract';
-export { captureCredit, refundCredit } from './domain';
-export { customers } from './store';
+export {
+  type CreditMovement,
+  type CustomerEvent,
+  type CustomerRejection,
+  type CustomerState,
+  customerDecider,
+} from './domain';
+export { type CustomersStore, customers } from './store';

@@ -1,3 +1,4 @@
+import { accept, alreadyDone, type Decider, isRejection, reject } from '../shared/decider';
 import type { DomainEvent, Fold } from '../shared/events';
 
 /**
@@ -37,7 +38,7 @@ export type ProductEvent =
     >
   | DomainEvent<'ProductRestocked', { productId: string; quantity: number; perShard: number[] }>;
 
-export const productFold: Fold<ProductState, ProductEvent> = {
+const productFold: Fold<ProductState, ProductEvent> = {
   foldVersion: 1,
   initial: null,
   evolve(state, event) {
@@ -121,21 +122,36 @@ export interface ReservationPart {
   readonly quantity: number;
 }
 
-/** VOID: a saga's reservation that compensation ruled out before it was made (stored by earlier versions; orders now hold their stock themselves). */
-export type ReservationStatus = 'RESERVED' | 'RELEASED' | 'EXPIRED' | 'COMMITTED' | 'VOID';
-
-export interface Reservation {
+interface HeldReservation {
   readonly reservationId: string;
   readonly productId: string;
   readonly quantity: number;
   readonly parts: readonly ReservationPart[];
-  readonly status: ReservationStatus;
   readonly expiresAt: string;
   readonly orderId?: string;
   readonly createdAt: string;
 }
 
-export type ReservationState = Reservation | null;
+/** A reservation that took stock: held (RESERVED) until it is released, expires or is sold with its order (COMMITTED). */
+export interface Reservation extends HeldReservation {
+  readonly status: 'RESERVED' | 'RELEASED' | 'EXPIRED' | 'COMMITTED';
+}
+
+/**
+ * A saga's reservation that compensation ruled out before it was made, so
+ * that none could be made after (stored by earlier versions: orders now hold
+ * their stock themselves). It took no stock: it has no quantity or parts.
+ */
+export interface VoidedReservation {
+  readonly status: 'VOIDED';
+  readonly reservationId: string;
+  readonly productId: string;
+  readonly orderId: string;
+  readonly voidedAt: string;
+}
+
+export type ReservationState = Reservation | VoidedReservation | null;
+export type ReservationStatus = NonNullable<ReservationState>['status'];
 
 export type ReservationEvent =
   | DomainEvent<
@@ -157,9 +173,21 @@ export type ReservationEvent =
       { reservationId: string; productId: string; orderId: string; voidedAt: string }
     >;
 
-export const reservationFold: Fold<ReservationState, ReservationEvent> = {
+const reservationFold: Fold<ReservationState, ReservationEvent> = {
   foldVersion: 1,
   initial: null,
+  // Earlier versions stored a voided reservation as VOID, with a placeholder quantity, parts and expiry.
+  upcastState(state) {
+    if ((state?.status as string) !== 'VOID') return state;
+    const legacy = state as unknown as {
+      reservationId: string;
+      productId: string;
+      orderId: string;
+      createdAt: string;
+    };
+    const { reservationId, productId, orderId, createdAt } = legacy;
+    return { status: 'VOIDED', reservationId, productId, orderId, voidedAt: createdAt };
+  },
   evolve(state, event) {
     switch (event.type) {
       case 'ReservationPlaced': {
@@ -176,21 +204,12 @@ export const reservationFold: Fold<ReservationState, ReservationEvent> = {
         };
       }
       case 'ReservationReleased':
-        return state && { ...state, status: event.data.reason };
+        return state && state.status !== 'VOIDED' ? { ...state, status: event.data.reason } : state;
       case 'ReservationCommitted':
-        return state && { ...state, status: 'COMMITTED' };
+        return state && state.status !== 'VOIDED' ? { ...state, status: 'COMMITTED' } : state;
       case 'ReservationVoided': {
         const { reservationId, productId, orderId, voidedAt } = event.data;
-        return {
-          reservationId,
-          productId,
-          quantity: 0,
-          parts: [],
-          status: 'VOID',
-          expiresAt: voidedAt,
-          orderId,
-          createdAt: voidedAt,
-        };
+        return { status: 'VOIDED', reservationId, productId, orderId, voidedAt };
       }
     }
   },
@@ -230,23 +249,52 @@ export interface ShardEvents {
   readonly events: ShardEvent[];
 }
 
-export interface ReservationDecision {
-  readonly reservation: ReservationEvent[];
-  readonly shards: ShardEvents[];
-}
+export type ReservationCommand =
+  | {
+      readonly type: 'Place';
+      readonly reservationId: string;
+      readonly productId: string;
+      readonly parts: readonly ReservationPart[];
+      readonly expiresAt: Date;
+      readonly orderId?: string;
+      readonly now: Date;
+    }
+  /** Gives the stock back at the client's request. */
+  | { readonly type: 'Release' }
+  /** Gives the stock back once the reservation's time is up. */
+  | { readonly type: 'Expire'; readonly now: Date }
+  /** Turns held stock into sold stock. */
+  | { readonly type: 'Commit'; readonly now: Date };
 
-export function reserve(command: {
-  reservationId: string;
-  productId: string;
-  parts: readonly ReservationPart[];
-  expiresAt: Date;
-  orderId?: string;
-  now: Date;
-}): ReservationDecision {
-  const quantity = command.parts.reduce((n, p) => n + p.quantity, 0);
-  return {
-    reservation: [
-      {
+export type ReservationRejection =
+  | { readonly code: 'ALREADY_PLACED' }
+  | { readonly code: 'NO_SUCH_RESERVATION' }
+  /** Releasing a reservation that was sold with its order. */
+  | { readonly code: 'RESERVATION_COMMITTED' }
+  /** Committing a reservation no longer held (released, expired, voided, or past its expiry time). */
+  | { readonly code: 'NOT_HELD' };
+
+export const isExpired = (reservation: Reservation, now: Date) =>
+  reservation.status === 'RESERVED' && now.getTime() >= Date.parse(reservation.expiresAt);
+
+/**
+ * The reservation: placed once; released or expired while held (a repeat, or
+ * a reservation no longer held, decides nothing, but one sold with its order
+ * cannot be released); committed while held and before its expiry time
+ * (committing twice decides nothing).
+ */
+export const reservationDecider: Decider<
+  ReservationCommand,
+  ReservationState,
+  ReservationEvent,
+  ReservationRejection
+> = {
+  ...reservationFold,
+  decide(command, state) {
+    if (command.type === 'Place') {
+      if (state) return reject({ code: 'ALREADY_PLACED' });
+      const quantity = command.parts.reduce((n, p) => n + p.quantity, 0);
+      return accept<ReservationEvent>({
         type: 'ReservationPlaced',
         schemaVersion: 1,
         data: {
@@ -258,94 +306,101 @@ export function reserve(command: {
           ...(command.orderId ? { orderId: command.orderId } : {}),
           placedAt: command.now.toISOString(),
         },
-      },
-    ],
-    shards: command.parts.map((p) => ({
+      });
+    }
+    if (!state) return reject({ code: 'NO_SUCH_RESERVATION' });
+    const { reservationId } = state;
+    switch (command.type) {
+      case 'Release':
+        if (state.status === 'COMMITTED') return reject({ code: 'RESERVATION_COMMITTED' });
+        if (state.status !== 'RESERVED') return alreadyDone;
+        return accept<ReservationEvent>({
+          type: 'ReservationReleased',
+          schemaVersion: 1,
+          data: { reservationId, reason: 'RELEASED' },
+        });
+      case 'Expire':
+        if (state.status === 'VOIDED' || !isExpired(state, command.now)) return alreadyDone;
+        return accept<ReservationEvent>({
+          type: 'ReservationReleased',
+          schemaVersion: 1,
+          data: { reservationId, reason: 'EXPIRED' },
+        });
+      case 'Commit': {
+        if (state.status === 'COMMITTED') return alreadyDone;
+        if (state.status !== 'RESERVED' || isExpired(state, command.now)) return reject({ code: 'NOT_HELD' });
+        const data = { reservationId, ...(state.orderId ? { orderId: state.orderId } : {}) };
+        return accept<ReservationEvent>({ type: 'ReservationCommitted', schemaVersion: 1, data });
+      }
+    }
+  },
+};
+
+/** A reservation's events, with the shard events they entail. */
+export interface ReservationDecision {
+  readonly reservation: readonly ReservationEvent[];
+  readonly shards: ShardEvents[];
+}
+
+const SHARD_EVENT_OF = {
+  ReservationPlaced: 'StockReserved',
+  ReservationReleased: 'StockReleased',
+  ReservationCommitted: 'StockSold',
+} as const;
+
+/**
+ * Decides on a reservation and what that does to the shards it holds:
+ * placing it takes each part's stock from its shard, releasing or expiring it
+ * gives the stock back, committing it sells it. Written in one transaction.
+ */
+export function decideReservation(
+  command: ReservationCommand,
+  state: ReservationState,
+): ReservationDecision | { readonly rejection: ReservationRejection } {
+  const decision = reservationDecider.decide(command, state);
+  if (isRejection(decision)) return decision;
+  const [event] = decision.events;
+  if (!event || event.type === 'ReservationVoided') return { reservation: decision.events, shards: [] };
+  const type = SHARD_EVENT_OF[event.type];
+  const parts =
+    event.type === 'ReservationPlaced'
+      ? event.data.parts
+      : state && state.status !== 'VOIDED'
+        ? state.parts
+        : [];
+  return {
+    reservation: decision.events,
+    shards: parts.map((p) => ({
       shard: p.shard,
       events: [
-        {
-          type: 'StockReserved',
-          schemaVersion: 1,
-          data: { reservationId: command.reservationId, quantity: p.quantity },
-        },
+        { type, schemaVersion: 1, data: { reservationId: event.data.reservationId, quantity: p.quantity } },
       ],
     })),
   };
 }
 
-const NOTHING: ReservationDecision = { reservation: [], shards: [] };
+export type ProductCommand =
+  | {
+      readonly type: 'Create';
+      readonly productId: string;
+      readonly sku: string;
+      readonly name: string;
+      readonly priceCents: number;
+      readonly stock: number;
+      readonly shardCount: number;
+      readonly now: Date;
+    }
+  | { readonly type: 'Restock'; readonly quantity: number };
 
-/** Gives the stock back. Releasing a reservation that is no longer held decides nothing. */
-export function release(reservation: Reservation, reason: 'RELEASED' | 'EXPIRED'): ReservationDecision {
-  if (reservation.status !== 'RESERVED') return NOTHING;
-  return {
-    reservation: [
-      {
-        type: 'ReservationReleased',
-        schemaVersion: 1,
-        data: { reservationId: reservation.reservationId, reason },
-      },
-    ],
-    shards: reservation.parts.map((p) => ({
-      shard: p.shard,
-      events: [
-        {
-          type: 'StockReleased',
-          schemaVersion: 1,
-          data: { reservationId: reservation.reservationId, quantity: p.quantity },
-        },
-      ],
-    })),
-  };
-}
+export type ProductRejection = { readonly code: 'ALREADY_CREATED' } | { readonly code: 'NO_SUCH_PRODUCT' };
 
-export const isExpired = (reservation: Reservation, now: Date) =>
-  reservation.status === 'RESERVED' && now.getTime() >= Date.parse(reservation.expiresAt);
-
-export function expire(reservation: Reservation, now: Date): ReservationDecision {
-  return isExpired(reservation, now) ? release(reservation, 'EXPIRED') : NOTHING;
-}
-
-export type CommitDecision =
-  | { readonly ok: true; readonly decision: ReservationDecision }
-  | { readonly ok: false };
-
-/** Turns held stock into sold stock. Committing twice decides nothing the second time. */
-export function commit(reservation: Reservation, now: Date): CommitDecision {
-  if (reservation.status === 'COMMITTED') return { ok: true, decision: NOTHING };
-  if (reservation.status !== 'RESERVED' || isExpired(reservation, now)) return { ok: false };
-  const id = reservation.reservationId;
-  return {
-    ok: true,
-    decision: {
-      reservation: [
-        {
-          type: 'ReservationCommitted',
-          schemaVersion: 1,
-          data: { reservationId: id, ...(reservation.orderId ? { orderId: reservation.orderId } : {}) },
-        },
-      ],
-      shards: reservation.parts.map((p) => ({
-        shard: p.shard,
-        events: [{ type: 'StockSold', schemaVersion: 1, data: { reservationId: id, quantity: p.quantity } }],
-      })),
-    },
-  };
-}
-
-export function createProduct(command: {
-  productId: string;
-  sku: string;
-  name: string;
-  priceCents: number;
-  stock: number;
-  shardCount: number;
-  now: Date;
-}): { product: ProductEvent[]; shards: ShardEvents[] } {
-  const perShard = splitEvenly(command.stock, command.shardCount);
-  return {
-    product: [
-      {
+/** The product: created once, with its shard count fixed; restocked any number of times, spread evenly over its shards. */
+export const productDecider: Decider<ProductCommand, ProductState, ProductEvent, ProductRejection> = {
+  ...productFold,
+  decide(command, state) {
+    if (command.type === 'Create') {
+      if (state) return reject({ code: 'ALREADY_CREATED' });
+      return accept<ProductEvent>({
         type: 'ProductCreated',
         schemaVersion: 1,
         data: {
@@ -357,47 +412,54 @@ export function createProduct(command: {
           shardCount: command.shardCount,
           createdAt: command.now.toISOString(),
         },
-      },
-    ],
-    shards: perShard.map((quantity, shard) => ({
-      shard,
-      events: [{ type: 'StockReceived', schemaVersion: 1, data: { quantity } }],
-    })),
-  };
+      });
+    }
+    if (!state) return reject({ code: 'NO_SUCH_PRODUCT' });
+    const { productId, shardCount } = state;
+    const perShard = splitEvenly(command.quantity, shardCount);
+    return accept<ProductEvent>({
+      type: 'ProductRestocked',
+      schemaVersion: 1,
+      data: { productId, quantity: command.quantity, perShard },
+    });
+  },
+};
+
+/** A product's events, with the stock they put on its shards. */
+export interface ProductDecision {
+  readonly product: readonly ProductEvent[];
+  readonly shards: ShardEvents[];
 }
 
-export function restock(
-  product: Product,
-  quantity: number,
-): { product: ProductEvent[]; shards: ShardEvents[] } {
-  const perShard = splitEvenly(quantity, product.shardCount);
+/**
+ * Decides on a product and the stock that puts on its shards: at creation
+ * every shard receives its even share (an empty share too, so that every
+ * shard exists from the start); at a restock, only the shards whose share
+ * has units. Written in one transaction.
+ */
+export function decideProduct(
+  command: ProductCommand,
+  state: ProductState,
+): ProductDecision | { readonly rejection: ProductRejection } {
+  const decision = productDecider.decide(command, state);
+  if (isRejection(decision)) return decision;
+  const [event] = decision.events;
+  const shares =
+    event?.type === 'ProductCreated'
+      ? splitEvenly(event.data.initialStock, event.data.shardCount)
+      : event?.type === 'ProductRestocked'
+        ? event.data.perShard
+        : [];
+  const created = event?.type === 'ProductCreated';
   return {
-    product: [
-      {
-        type: 'ProductRestocked',
-        schemaVersion: 1,
-        data: { productId: product.productId, quantity, perShard },
-      },
-    ],
-    shards: perShard.flatMap((quantity, shard): ShardEvents[] =>
-      quantity > 0
+    product: decision.events,
+    shards: shares.flatMap((quantity, shard): ShardEvents[] =>
+      created || quantity > 0
         ? [{ shard, events: [{ type: 'StockReceived', schemaVersion: 1, data: { quantity } }] }]
         : [],
     ),
   };
 }
-
-/** The public view of a product, as `GET /products/{id}` answers it. */
-export const productView = (p: Product, stock: Stock) => ({
-  productId: p.productId,
-  sku: p.sku,
-  name: p.name,
-  priceCents: p.priceCents,
-  available: stock.available,
-  reserved: stock.reserved,
-  sold: stock.sold,
-  createdAt: p.createdAt,
-});
 
 /**
  * How many shards a product's stock is spread over, fixed at creation: one

@@ -1,7 +1,6 @@
 import { BatchGetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../shared/aws';
-import { notFound } from '../shared/errors';
-import { productView, shardId, sumStock } from './domain';
+import { type Product, type Stock, shardId, sumStock } from './domain';
 import { allShards, type InventoryStores } from './store';
 import type { ShardViewItem } from './view';
 
@@ -34,11 +33,12 @@ export function productReads(stores: InventoryStores, viewsTable: string) {
     if (unseen.length > 0) await stores.loadShards(productId, unseen);
   }
 
-  async function read(productId: string) {
+  /** The product and its stock, or undefined if there is no such product. */
+  async function read(productId: string): Promise<{ product: Product; stock: Stock } | undefined> {
     const product = await stores.loadProduct(productId);
-    if (!product) throw notFound('product', productId);
+    if (!product) return undefined;
     const fresh = stock.stock(productId, product.shardCount, Date.now());
-    if (fresh) return productView(product, fresh);
+    if (fresh) return { product, stock: fresh };
     let refreshing = inFlight.get(productId);
     if (!refreshing) {
       refreshing = refresh(productId, product.shardCount).finally(() => inFlight.delete(productId));
@@ -46,7 +46,7 @@ export function productReads(stores: InventoryStores, viewsTable: string) {
     }
     await refreshing;
     const shards = allShards(product).map((i) => stock.newest(productId, i)!.stock);
-    return productView(product, sumStock(shards));
+    return { product, stock: sumStock(shards) };
   }
 
   async function batchGetShardViews(ids: readonly string[]): Promise<ShardViewItem[]> {

@@ -1,5 +1,5 @@
 import { fromEnvironment } from '../shared/aws';
-import type { InventorySettings } from './commands';
+import type { InventorySettings } from './application';
 import { inventoryCommandEnvironment } from './seams';
 
 export const inventorySettings = (): InventorySettings => {

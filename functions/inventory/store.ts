@@ -1,9 +1,9 @@
-import { documents, fromEnvironment } from '../shared/aws';
+import { dynamoEvents, fromEnvironment } from '../shared/aws';
 import { ConcurrencyError } from '../shared/errors';
 import {
   AggregateStore,
   type AppendMeta,
-  appendAtomically,
+  type EventStore,
   type Loaded,
   type PendingAppend,
 } from '../shared/event-store';
@@ -11,10 +11,10 @@ import { foldEvents } from '../shared/events';
 import {
   type Product,
   type ProductState,
-  productFold,
+  productDecider,
   type ReservationDecision,
   type ReservationState,
-  reservationFold,
+  reservationDecider,
   type ShardEvents,
   type Stock,
   shardFold,
@@ -41,10 +41,11 @@ export const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in 
 export function inventoryStores(
   tableName = fromEnvironment(inventoryCommandEnvironment).inventoryTable,
   stock = new StockCache(STOCK_CACHE),
+  events: EventStore = dynamoEvents,
 ) {
-  const products = new AggregateStore(documents, tableName, 'Product', productFold);
-  const shards = new AggregateStore(documents, tableName, 'StockShard', shardFold);
-  const reservations = new AggregateStore(documents, tableName, 'Reservation', reservationFold);
+  const products = new AggregateStore(events, tableName, 'Product', productDecider);
+  const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
+  const reservations = new AggregateStore(events, tableName, 'Reservation', reservationDecider);
 
   // A product's identity, price and shard count never change once created.
   const known = new Map<string, Product>();
@@ -95,7 +96,7 @@ export function inventoryStores(
   async function append(appends: readonly PendingAppend[]) {
     const sentAt = Date.now();
     try {
-      await appendAtomically(documents, appends);
+      await events.write(appends);
     } catch (error) {
       if (error instanceof ConcurrencyError) {
         for (const a of appends.filter(isShardAppend)) stock.doubt(a.productId, a.shard);

@@ -1,7 +1,7 @@
-import { documents, fromEnvironment } from '../shared/aws';
-import { AggregateStore } from '../shared/event-store';
+import { dynamoEvents, fromEnvironment } from '../shared/aws';
+import { AggregateStore, type EventStore } from '../shared/event-store';
 import { partitionOf } from '../shared/ids';
-import { type OrderEvent, orderFold } from './domain';
+import { type OrderEvent, orderDecider } from './domain';
 import { ordersEnvironment, PLACED_INDEX } from './seams';
 
 /**
@@ -20,5 +20,9 @@ const placedIndexKeys = (event: OrderEvent) =>
       }
     : undefined;
 
-export const ordersStore = (tableName = fromEnvironment(ordersEnvironment).ordersTable) =>
-  new AggregateStore(documents, tableName, 'Order', orderFold, placedIndexKeys);
+export const ordersStore = (
+  tableName = fromEnvironment(ordersEnvironment).ordersTable,
+  events: EventStore = dynamoEvents,
+) => new AggregateStore(events, tableName, 'Order', orderDecider, placedIndexKeys);
+
+export type OrdersStore = ReturnType<typeof ordersStore>;

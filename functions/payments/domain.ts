@@ -1,18 +1,42 @@
-import type { DomainEvent, Fold } from '../shared/events';
+import { accept, alreadyDone, type Decider, reject } from '../shared/decider';
+import type { DomainEvent } from '../shared/events';
 
-/** VOIDED: no payment was ever taken; compensation ruled one out (see `voidPayment`). Never shown to clients. */
-export type PaymentStatus = 'CAPTURED' | 'DECLINED' | 'REFUNDED' | 'VOIDED';
-
-export interface Payment {
+/**
+ * A payment: one per order (see `paymentIdFor`). Captured or declined when
+ * the saga settles it, refunded when a captured one is undone; voided when
+ * compensation found none taken, so that a capture still in flight can no
+ * longer land. A voided payment is no payment: it has no customer or amount,
+ * and is never shown to clients.
+ */
+interface PaymentTaken {
   readonly paymentId: string;
   readonly orderId: string;
   readonly customerId: string;
   readonly amountCents: number;
-  readonly status: PaymentStatus;
   readonly createdAt: string;
 }
 
-export type PaymentState = Payment | null;
+export interface CapturedPayment extends PaymentTaken {
+  readonly status: 'CAPTURED';
+}
+export interface DeclinedPayment extends PaymentTaken {
+  readonly status: 'DECLINED';
+}
+export interface RefundedPayment extends PaymentTaken {
+  readonly status: 'REFUNDED';
+}
+export interface VoidedPayment {
+  readonly status: 'VOIDED';
+  readonly paymentId: string;
+  readonly orderId: string;
+  readonly voidedAt: string;
+}
+
+/** A payment a client may see: one that was settled. */
+export type Payment = CapturedPayment | DeclinedPayment | RefundedPayment;
+/** No payment yet (null), a settled one, or the marker that none may be taken. */
+export type PaymentState = Payment | VoidedPayment | null;
+export type PaymentStatus = (Payment | VoidedPayment)['status'];
 
 interface PaymentFacts {
   paymentId: string;
@@ -28,71 +52,85 @@ export type PaymentEvent =
   | DomainEvent<'PaymentRefunded', { paymentId: string; orderId: string; amountCents: number; at: string }>
   | DomainEvent<'PaymentVoided', { paymentId: string; orderId: string; at: string }>;
 
-export const paymentFold: Fold<PaymentState, PaymentEvent> = {
+export type PaymentCommand =
+  /** Records the payment as the customer's credit decided it: captured if accepted, else declined. */
+  | {
+      readonly type: 'Settle';
+      readonly payment: Omit<PaymentFacts, 'at'>;
+      readonly captured: boolean;
+      readonly now: Date;
+    }
+  /** Undoes the order's payment: refunds a captured one, voids one never taken; any other stays as it is. */
+  | { readonly type: 'Undo'; readonly paymentId: string; readonly orderId: string; readonly now: Date };
+
+/** Settling a payment that was settled otherwise than captured, or voided. */
+export type PaymentRejection = { readonly code: 'ALREADY_SETTLED'; readonly status: PaymentStatus };
+
+export const paymentDecider: Decider<PaymentCommand, PaymentState, PaymentEvent, PaymentRejection> = {
   foldVersion: 1,
   initial: null,
+  // Earlier versions stored a voided payment with a placeholder customer and amount, and its time as createdAt.
+  upcastState(state) {
+    if (state?.status !== 'VOIDED' || 'voidedAt' in state) return state;
+    const legacy = state as unknown as { paymentId: string; orderId: string; createdAt: string };
+    return {
+      status: 'VOIDED',
+      paymentId: legacy.paymentId,
+      orderId: legacy.orderId,
+      voidedAt: legacy.createdAt,
+    };
+  },
   evolve(state, event) {
     switch (event.type) {
       case 'PaymentCaptured':
       case 'PaymentDeclined': {
         const { paymentId, orderId, customerId, amountCents, at } = event.data;
-        const status = event.type === 'PaymentCaptured' ? 'CAPTURED' : 'DECLINED';
-        return { paymentId, orderId, customerId, amountCents, status, createdAt: at };
+        const taken = { paymentId, orderId, customerId, amountCents, createdAt: at };
+        return event.type === 'PaymentCaptured'
+          ? { ...taken, status: 'CAPTURED' }
+          : { ...taken, status: 'DECLINED' };
       }
       case 'PaymentRefunded':
-        return state && { ...state, status: 'REFUNDED' };
+        return state?.status === 'CAPTURED' ? { ...state, status: 'REFUNDED' } : state;
       case 'PaymentVoided': {
         const { paymentId, orderId, at } = event.data;
-        return { paymentId, orderId, customerId: '', amountCents: 0, status: 'VOIDED', createdAt: at };
+        return { status: 'VOIDED', paymentId, orderId, voidedAt: at };
+      }
+    }
+  },
+  decide(command, state) {
+    const at = command.now.toISOString();
+    switch (command.type) {
+      case 'Settle': {
+        // A repeated capture finds the payment it made.
+        if (state?.status === 'CAPTURED') return alreadyDone;
+        if (state) return reject({ code: 'ALREADY_SETTLED', status: state.status });
+        const data = { ...command.payment, at };
+        return accept<PaymentEvent>(
+          command.captured
+            ? { type: 'PaymentCaptured', schemaVersion: 1, data }
+            : { type: 'PaymentDeclined', schemaVersion: 1, data },
+        );
+      }
+      case 'Undo': {
+        const { paymentId, orderId } = command;
+        if (!state)
+          return accept<PaymentEvent>({
+            type: 'PaymentVoided',
+            schemaVersion: 1,
+            data: { paymentId, orderId, at },
+          });
+        if (state.status !== 'CAPTURED') return alreadyDone;
+        const data = { paymentId, orderId, amountCents: state.amountCents, at };
+        return accept<PaymentEvent>({ type: 'PaymentRefunded', schemaVersion: 1, data });
       }
     }
   },
 };
 
+/** The payment a client may see: a voided one is the saga's marker that none may be taken, not a payment. */
+export const shownPayment = (state: PaymentState): Payment | undefined =>
+  state && state.status !== 'VOIDED' ? state : undefined;
+
 /** One payment per order: its id is derived from the order's, so a repeated capture finds the first. */
 export const paymentIdFor = (orderId: string) => `pay_${orderId.slice(orderId.indexOf('_') + 1)}`;
-
-export const paymentView = (p: Payment) => ({
-  paymentId: p.paymentId,
-  orderId: p.orderId,
-  customerId: p.customerId,
-  amountCents: p.amountCents,
-  status: p.status,
-  createdAt: p.createdAt,
-});
-
-/** The payment's first event: captured when the credit capture was accepted, else declined. */
-export function settle(facts: Omit<PaymentFacts, 'at'>, captured: boolean, now: Date): PaymentEvent[] {
-  const data = { ...facts, at: now.toISOString() };
-  return [
-    captured
-      ? { type: 'PaymentCaptured', schemaVersion: 1, data }
-      : { type: 'PaymentDeclined', schemaVersion: 1, data },
-  ];
-}
-
-/** Refunds a captured payment; any other payment decides nothing. */
-export function refund(payment: Payment, now: Date): PaymentEvent[] {
-  if (payment.status !== 'CAPTURED') return [];
-  return [
-    {
-      type: 'PaymentRefunded',
-      schemaVersion: 1,
-      data: {
-        paymentId: payment.paymentId,
-        orderId: payment.orderId,
-        amountCents: payment.amountCents,
-        at: now.toISOString(),
-      },
-    },
-  ];
-}
-
-/**
- * Rules out an order's payment that was never taken: compensation writes it
- * where the payment would go, so a capture still in flight (a step that timed
- * out but had not yet written) can no longer land.
- */
-export function voidPayment(paymentId: string, orderId: string, now: Date): PaymentEvent[] {
-  return [{ type: 'PaymentVoided', schemaVersion: 1, data: { paymentId, orderId, at: now.toISOString() } }];
-}

@@ -1,7 +1,11 @@
-import { documents, fromEnvironment } from '../shared/aws';
-import { AggregateStore } from '../shared/event-store';
-import { paymentFold } from './domain';
+import { dynamoEvents, fromEnvironment } from '../shared/aws';
+import { AggregateStore, type EventStore } from '../shared/event-store';
+import { paymentDecider } from './domain';
 import { paymentsEnvironment } from './seams';
 
-export const paymentsStore = (tableName = fromEnvironment(paymentsEnvironment).paymentsTable) =>
-  new AggregateStore(documents, tableName, 'Payment', paymentFold);
+export const paymentsStore = (
+  tableName = fromEnvironment(paymentsEnvironment).paymentsTable,
+  events: EventStore = dynamoEvents,
+) => new AggregateStore(events, tableName, 'Payment', paymentDecider);
+
+export type PaymentsStore = ReturnType<typeof paymentsStore>;

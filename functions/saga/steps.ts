@@ -34,13 +34,6 @@ export class SagaError extends StepError {
   }
 }
 
-/** Forward steps refuse to start past the saga's deadline, so the saga turns to compensation. */
-export function assertBeforeDeadline(input: { orderId: string; deadline: string }, now: Date) {
-  if (now.getTime() > Date.parse(input.deadline)) {
-    throw new SagaError('DeadlineExceeded', `order ${input.orderId} passed its deadline ${input.deadline}`);
-  }
-}
-
 /** What AWS answers when it is busy or a transaction lost a race: worth another attempt. */
 const TRANSIENT_AWS_ERRORS = new Set([
   'ProvisionedThroughputExceededException',

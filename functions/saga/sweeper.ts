@@ -1,16 +1,27 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { customers } from '../accounts';
 import { inventoryCommands, inventorySettings, inventoryStores } from '../inventory';
 import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders';
-import { paymentUndoing } from '../payments';
-import { documents, fromEnvironment } from '../shared/aws';
+import { paymentsStore } from '../payments';
+import { documents, dynamoEvents, fromEnvironment } from '../shared/aws';
 import { KEY } from '../shared/event-store';
 import { logger, metrics } from '../shared/powertools';
-import { orderCancellation } from './cancellation';
+import { sagaUseCases } from './application';
 import { SAGA_METRICS, sweeperEnvironment } from './seams';
 
 const orders = ordersStore();
-const inventory = inventoryCommands(inventoryStores(), inventorySettings());
-const cancelOrder = orderCancellation(orders, inventory, paymentUndoing());
+const noOutcomeMetrics = { started() {}, confirmed() {}, cancelled() {} };
+const { cancelOrder } = sagaUseCases(
+  {
+    orders,
+    payments: paymentsStore(),
+    customers: customers(),
+    stock: inventoryCommands(inventoryStores(), inventorySettings()),
+    events: dynamoEvents,
+  },
+  // The sweeper counts what it swept (SagasSwept), not saga outcomes.
+  noOutcomeMetrics,
+);
 const ORDERS_TABLE = orders.tableName;
 /** A saga gets this long past its deadline to finish on its own before the sweeper steps in. */
 const GRACE_MS = fromEnvironment(sweeperEnvironment).sweeperGraceSeconds * 1000;

@@ -2,6 +2,7 @@ import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { DynamoDbEventStore } from './event-store';
 import { traced } from './powertools';
 import type { Environment, Values, Variable } from './seams';
 
@@ -30,3 +31,6 @@ export const documents = DynamoDBDocumentClient.from(dynamo, {
 export const fromEnvironment = <S extends Record<string, Variable<unknown>>>(
   variables: Environment<S>,
 ): Values<S> => variables.read(process.env);
+
+/** The functions' event store: DynamoDB, through the shared client. */
+export const dynamoEvents = new DynamoDbEventStore(documents);

@@ -12,6 +12,25 @@ import { ConcurrencyError } from './errors';
 import { type DomainEvent, type Fold, foldEvents } from './events';
 
 /**
+ * Where the event items live: the few calls `AggregateStore` makes, so that
+ * the same aggregate logic (versions, snapshots, upcasting) runs on DynamoDB
+ * in the functions and on `InMemoryEventStore` in the unit tests. Both keep
+ * the same semantics, held by one contract test (test/support/event-store-contract.ts):
+ * an item's key is written once, `write` is all or nothing, and a lost race
+ * raises `ConcurrencyError` naming the aggregates that lost it.
+ */
+export interface EventStore {
+  /** The newest item of the aggregate (a consistent read), if it has any. */
+  newest(tableName: string, aggregateId: string): Promise<EventItem | undefined>;
+  /** The aggregate's item at `version` (a consistent read), if there is one. */
+  at(tableName: string, aggregateId: string, version: number): Promise<EventItem | undefined>;
+  /** Every item of the aggregate, oldest first, a page at a time (consistent reads). */
+  pages(tableName: string, aggregateId: string): AsyncIterable<readonly EventItem[]>;
+  /** Writes several aggregates' appends all or nothing (see `appendAtomically`). */
+  write(appends: readonly PendingAppend[]): Promise<void>;
+}
+
+/**
  * The event store: one DynamoDB table per service, partition key the aggregate
  * id, sort key the version. Appends are conditional on the version being new
  * (optimistic concurrency); the table's stream is the outbox.
@@ -36,7 +55,7 @@ export interface AppendMeta {
   readonly requestHash?: string;
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** One aggregate's pending append, to be written alone or in a transaction with others. */
 export interface PendingAppend {
@@ -44,7 +63,8 @@ export interface PendingAppend {
   readonly items: readonly TransactItem[];
 }
 
-interface EventItem {
+/** One stored event, as the table holds it. */
+export interface EventItem {
   [indexAttribute: string]: unknown;
   aggregateId: string;
   version: number;
@@ -67,7 +87,7 @@ export type IndexAttributes<State, E> = (event: E, state: State) => Record<strin
 
 export class AggregateStore<State, E extends DomainEvent> {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly store: EventStore,
     readonly tableName: string,
     readonly aggregateType: string,
     private readonly fold: Fold<State, E>,
@@ -75,23 +95,18 @@ export class AggregateStore<State, E extends DomainEvent> {
   ) {}
 
   async load(aggregateId: string): Promise<Loaded<State>> {
-    const newest = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: '#id = :id',
-        ExpressionAttributeNames: { '#id': KEY.partition },
-        ExpressionAttributeValues: { ':id': aggregateId },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    const item = newest.Items?.[0] as EventItem | undefined;
+    const item = await this.store.newest(this.tableName, aggregateId);
     if (!item) return { state: this.fold.initial, version: 0 };
-    if (item.foldVersion === this.fold.foldVersion && item.state !== undefined) {
-      return { state: item.state as State, version: item.version };
-    }
+    const snapshot = this.snapshot(item);
+    if (snapshot !== undefined) return { state: snapshot, version: item.version };
     return this.refold(aggregateId);
+  }
+
+  /** The state an item carries, if it was folded by this fold's version. */
+  private snapshot(item: EventItem): State | undefined {
+    if (item.foldVersion !== this.fold.foldVersion || item.state === undefined) return undefined;
+    const state = item.state as State;
+    return this.fold.upcastState ? this.fold.upcastState(state) : state;
   }
 
   /**
@@ -100,20 +115,10 @@ export class AggregateStore<State, E extends DomainEvent> {
    * Only for aggregates created by a single event.
    */
   async first(aggregateId: string): Promise<{ state: State; event: E; requestHash?: string } | undefined> {
-    const { Item } = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { [KEY.partition]: aggregateId, [KEY.sort]: 1 },
-        ConsistentRead: true,
-      }),
-    );
-    const item = Item as EventItem | undefined;
+    const item = await this.store.at(this.tableName, aggregateId, 1);
     if (!item) return undefined;
     const event = this.upcast(item);
-    const state =
-      item.foldVersion === this.fold.foldVersion && item.state !== undefined
-        ? (item.state as State)
-        : foldEvents(this.fold, this.fold.initial, [event]);
+    const state = this.snapshot(item) ?? foldEvents(this.fold, this.fold.initial, [event]);
     return {
       state,
       event,
@@ -125,23 +130,14 @@ export class AggregateStore<State, E extends DomainEvent> {
   private async refold(aggregateId: string): Promise<Loaded<State>> {
     let state = this.fold.initial;
     let version = 0;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: '#id = :id',
-          ExpressionAttributeNames: { '#id': KEY.partition },
-          ExpressionAttributeValues: { ':id': aggregateId },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
+    for await (const page of this.store.pages(this.tableName, aggregateId)) {
+      state = foldEvents(
+        this.fold,
+        state,
+        page.map((i) => this.upcast(i)),
       );
-      const events = (page.Items ?? []).map((i) => this.upcast(i as EventItem));
-      state = foldEvents(this.fold, state, events);
-      version = (page.Items?.at(-1) as EventItem | undefined)?.version ?? version;
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+      version = page.at(-1)?.version ?? version;
+    }
     return { state, version };
   }
 
@@ -219,9 +215,61 @@ export class AggregateStore<State, E extends DomainEvent> {
     from: State,
     meta: AppendMeta,
   ): Promise<State> {
-    const pending = this.pending(aggregateId, expectedVersion, events, from, meta);
-    await appendAtomically(this.client, [pending]);
+    await this.store.write([this.pending(aggregateId, expectedVersion, events, from, meta)]);
     return foldEvents(this.fold, from, events);
+  }
+}
+
+/** The event store on DynamoDB: what the functions run on. */
+export class DynamoDbEventStore implements EventStore {
+  constructor(private readonly client: DynamoDBDocumentClient) {}
+
+  async newest(tableName: string, aggregateId: string) {
+    const newest = await this.client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: '#id = :id',
+        ExpressionAttributeNames: { '#id': KEY.partition },
+        ExpressionAttributeValues: { ':id': aggregateId },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return newest.Items?.[0] as EventItem | undefined;
+  }
+
+  async at(tableName: string, aggregateId: string, version: number) {
+    const { Item } = await this.client.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: { [KEY.partition]: aggregateId, [KEY.sort]: version },
+        ConsistentRead: true,
+      }),
+    );
+    return Item as EventItem | undefined;
+  }
+
+  async *pages(tableName: string, aggregateId: string) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: '#id = :id',
+          ExpressionAttributeNames: { '#id': KEY.partition },
+          ExpressionAttributeValues: { ':id': aggregateId },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      yield (page.Items ?? []) as EventItem[];
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  write(appends: readonly PendingAppend[]) {
+    return appendAtomically(this.client, appends);
   }
 }
 
@@ -265,7 +313,7 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
  * The aggregates whose items the cancellation names (any reason but `None`, or only `code`); when
  * none is named, every aggregate (`orAll`) or none.
  */
-function conflicted(
+export function conflicted(
   appends: readonly PendingAppend[],
   reasons: readonly { Code?: string }[],
   code?: string,

@@ -26,6 +26,14 @@ export interface Fold<State, E extends DomainEvent> {
   evolve(state: State, event: E): State;
   /** Turns an event of an older schema into the current one. */
   upcast?(event: DomainEvent): E;
+  /**
+   * Turns a stored snapshot of this fold version whose shape changed since
+   * (for what `evolve` now folds differently but equivalently) into the
+   * current shape, so that the change need not bump `foldVersion`, which would
+   * make every stored aggregate be refolded, one more read per load, until it
+   * is next appended to.
+   */
+  upcastState?(state: State): State;
 }
 
 export function foldEvents<State, E extends DomainEvent>(

@@ -8,11 +8,13 @@ import {
   AggregateStore,
   type AppendMeta,
   appendAtomically,
+  DynamoDbEventStore,
   KEY,
   retryOnConflict,
 } from '../../functions/shared/event-store';
 import type { DomainEvent, Fold } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
+import { eventStoreContract } from '../support/event-store-contract';
 
 // The first run may fetch the jars with Maven; a cold JVM start takes a few seconds.
 const START_TIMEOUT_MS = 180_000;
@@ -116,7 +118,7 @@ function rejectionsOf(results: PromiseSettledResult<unknown>[]): unknown[] {
 }
 
 describe('AggregateStore on DynamoDB Local', () => {
-  const store = () => new AggregateStore(documents, TABLE, 'Counter', counter(1));
+  const store = () => new AggregateStore(new DynamoDbEventStore(documents), TABLE, 'Counter', counter(1));
 
   it('loads an aggregate with no events as the initial state at version 0', async () => {
     expect(await store().load(newAggregateId('empty'))).toEqual({ state: 0, version: 0 });
@@ -290,7 +292,7 @@ describe('AggregateStore on DynamoDB Local', () => {
       initial: 0,
       evolve: (n, e) => n + 2 * e.data.by,
     };
-    const v2 = new AggregateStore(documents, TABLE, 'Counter', doubled);
+    const v2 = new AggregateStore(new DynamoDbEventStore(documents), TABLE, 'Counter', doubled);
     expect(await v2.load(id)).toEqual({ state: 6, version: 2 });
     expect(await v1.load(id)).toEqual({ state: 3, version: 2 });
   });
@@ -305,7 +307,7 @@ describe('AggregateStore on DynamoDB Local', () => {
     for (let v = 0; v < count; v++) state = await s.append(id, v, [inc(v + 1, pad)], state, meta());
     expect(state).toBe((count * (count + 1)) / 2);
 
-    const newer = new AggregateStore(documents, TABLE, 'Counter', counter(2));
+    const newer = new AggregateStore(new DynamoDbEventStore(documents), TABLE, 'Counter', counter(2));
     const { result, commands } = await recording(() => newer.load(id));
     expect(result).toEqual({ state: (count * (count + 1)) / 2, version: count });
     // One query for the newest item, then at least two pages of events.
@@ -353,3 +355,5 @@ describe('AggregateStore on DynamoDB Local', () => {
     expect(calls).toBe(1);
   });
 });
+
+eventStoreContract('DynamoDB Local', () => new DynamoDbEventStore(documents), TABLE);

@@ -5,10 +5,11 @@
 // another writer is reservable again within the cache's bound.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { restock, shardFold, shardId } from '../../functions/inventory/domain';
+import { shardFold, shardId } from '../../functions/inventory/domain';
 import { STOCK_CACHE } from '../../functions/inventory/stock-cache';
-import { AggregateStore } from '../../functions/shared/event-store';
+import { AggregateStore, DynamoDbEventStore } from '../../functions/shared/event-store';
 import { awsEndpoint, createProduct, del, eventually, get, localAdmin, post } from '../support/api';
+import { restock } from '../support/inventory-decisions';
 
 interface ProductView {
   productId: string;
@@ -54,7 +55,12 @@ async function eventStoreIo() {
 
 /** Receives `quantity` more into every shard of a product straight in the event store, as another sandbox would. */
 async function restockElsewhere(productId: string, shardCount: number, quantity: number) {
-  const shards = new AggregateStore(documents, inventoryTable, 'StockShard', shardFold);
+  const shards = new AggregateStore(
+    new DynamoDbEventStore(documents),
+    inventoryTable,
+    'StockShard',
+    shardFold,
+  );
   const decided = restock(
     { productId, sku: 'x', name: 'x', priceCents: 1, shardCount, createdAt: new Date().toISOString() },
     quantity,

@@ -9,16 +9,12 @@ import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import {
-  createProduct,
+  decideReservation,
   type Product,
   planReservation,
-  productFold,
-  type Reservation,
+  productDecider,
   type ReservationEvent,
-  release,
-  reservationFold,
-  reserve,
-  restock,
+  reservationDecider,
   type ShardEvent,
   type ShardEvents,
   type Stock,
@@ -28,9 +24,10 @@ import {
 } from '../../functions/inventory/domain';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../../functions/inventory/seams';
 import { expiryPartition, type ProductViewItem, type ShardViewItem } from '../../functions/inventory/view';
-import { AggregateStore, KEY } from '../../functions/shared/event-store';
+import { AggregateStore, DynamoDbEventStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
+import { createProduct, restock } from '../support/inventory-decisions';
 
 // The first run may fetch the jars with Maven; a cold JVM start takes a few seconds.
 const START_TIMEOUT_MS = 180_000;
@@ -167,9 +164,9 @@ function appendsOf<S, E extends DomainEvent>(
   aggregateType: string,
   fold: Fold<S, E>,
   aggregateId: string,
-  appends: readonly E[][],
+  appends: readonly (readonly E[])[],
 ): { items: Item[]; state: S } {
-  const store = new AggregateStore(offline, 'events', aggregateType, fold);
+  const store = new AggregateStore(new DynamoDbEventStore(offline), 'events', aggregateType, fold);
   let state = fold.initial;
   let version = 0;
   const items: Item[] = [];
@@ -292,7 +289,7 @@ describe('inventory projector', () => {
       shardCount: 2,
       now: T0,
     });
-    const product = foldEvents(productFold, null, created.product) as Product;
+    const product = foldEvents(productDecider, null, created.product) as Product;
     const restocked = restock(product, 4);
     const shardAppends: ShardEvent[][][] = [[], []];
     const addShards = (decided: readonly ShardEvents[]) => {
@@ -312,17 +309,25 @@ describe('inventory projector', () => {
       { shard: 0, quantity: 7 },
       { shard: 1, quantity: 1 },
     ]);
-    const reserved = reserve({ reservationId, productId, parts: parts!, expiresAt: at(900), now: at(1) });
+    const reserved = decideReservation(
+      { type: 'Place', reservationId, productId, parts: parts!, expiresAt: at(900), now: at(1) },
+      null,
+    );
+    if ('rejection' in reserved) throw new Error('expected the reservation to be placed');
     addShards(reserved.shards);
-    const reservation = foldEvents(reservationFold, null, reserved.reservation) as Reservation;
-    const released = release(reservation, 'RELEASED');
+    const reservation = foldEvents(reservationDecider, null, reserved.reservation);
+    const released = decideReservation({ type: 'Release' }, reservation);
+    if ('rejection' in released) throw new Error('expected the reservation to be released');
     addShards(released.shards);
 
-    const productItems = appendsOf('Product', productFold, productId, [created.product, restocked.product]);
+    const productItems = appendsOf('Product', productDecider, productId, [
+      created.product,
+      restocked.product,
+    ]);
     const shards = shardAppends.map((appends, i) =>
       appendsOf('StockShard', shardFold, shardId(productId, i), appends),
     );
-    const reservationItems = appendsOf('Reservation', reservationFold, reservationId, [
+    const reservationItems = appendsOf('Reservation', reservationDecider, reservationId, [
       reserved.reservation,
       released.reservation,
     ] as ReservationEvent[][]);
@@ -447,7 +452,7 @@ describe('inventory projector', () => {
   it('released delivered before placed: never indexed as held', async () => {
     // A fresh table-scoped reservation id so the steps table's earlier state does not matter.
     const otherId = `res_${'9'.repeat(32)}`;
-    const other = appendsOf('Reservation', reservationFold, otherId, [
+    const other = appendsOf('Reservation', reservationDecider, otherId, [
       [
         {
           type: 'ReservationPlaced',

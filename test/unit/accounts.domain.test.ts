@@ -3,22 +3,20 @@
 import {
   availableCreditCents,
   type Customer,
+  type CustomerCommand,
   type CustomerEvent,
   type CustomerState,
-  captureCredit,
-  customerFold,
-  customerView,
+  customerDecider,
   DEFAULT_CREDIT_LIMIT_CENTS,
-  refundCredit,
-  register,
 } from '../../functions/accounts/domain';
-import { foldEvents } from '../../functions/shared/events';
+import { customerView } from '../../functions/accounts/http-views';
+import { deciderSpec } from '../support/decider-spec';
 
 const NOW = new Date('2025-03-01T10:00:00.000Z');
 const CUSTOMER_ID = 'cus_0123456789abcdef0123456789abcdef';
 
-const given = (...events: CustomerEvent[]): CustomerState =>
-  foldEvents(customerFold, customerFold.initial, events);
+const spec = deciderSpec(customerDecider);
+const given = (...events: CustomerEvent[]): CustomerState => spec.given(...events).state;
 
 const registered = (creditLimitCents = 10_000): CustomerEvent => ({
   type: 'CustomerRegistered',
@@ -87,90 +85,136 @@ describe('accounts domain', () => {
     it('does not mutate the state it is given', () => {
       const before = existing(given(registered()));
       const snapshot = structuredClone(before);
-      customerFold.evolve(before, captured(100));
+      customerDecider.evolve(before, captured(100));
       expect(before).toEqual(snapshot);
     });
   });
 
   describe('register', () => {
+    const register = (creditLimitCents?: number): CustomerCommand => ({
+      type: 'Register',
+      customerId: CUSTOMER_ID,
+      name: 'Ada',
+      email: 'ada@example.com',
+      ...(creditLimitCents === undefined ? {} : { creditLimitCents }),
+      now: NOW,
+    });
+
     it('decides CustomerRegistered with the default credit limit', () => {
-      const events = register({ customerId: CUSTOMER_ID, name: 'Ada', email: 'ada@example.com', now: NOW });
-      expect(events).toEqual([
-        {
-          type: 'CustomerRegistered',
-          schemaVersion: 1,
-          data: {
-            customerId: CUSTOMER_ID,
-            name: 'Ada',
-            email: 'ada@example.com',
-            creditLimitCents: DEFAULT_CREDIT_LIMIT_CENTS,
-            registeredAt: NOW.toISOString(),
+      spec
+        .given()
+        .when(register())
+        .thenDecides([
+          {
+            type: 'CustomerRegistered',
+            schemaVersion: 1,
+            data: {
+              customerId: CUSTOMER_ID,
+              name: 'Ada',
+              email: 'ada@example.com',
+              creditLimitCents: DEFAULT_CREDIT_LIMIT_CENTS,
+              registeredAt: NOW.toISOString(),
+            },
           },
-        },
-      ]);
+        ]);
     });
 
     it('keeps an explicit credit limit, zero included', () => {
       for (const limit of [0, 1, 250_000]) {
-        const [event] = register({
-          customerId: CUSTOMER_ID,
-          name: 'Ada',
-          email: 'ada@example.com',
-          creditLimitCents: limit,
-          now: NOW,
-        });
-        expect(existing(given(event!)).creditLimitCents).toBe(limit);
+        const { state } = spec
+          .given()
+          .when(register(limit))
+          .thenDecides([
+            {
+              type: 'CustomerRegistered',
+              schemaVersion: 1,
+              data: {
+                customerId: CUSTOMER_ID,
+                name: 'Ada',
+                email: 'ada@example.com',
+                creditLimitCents: limit,
+                registeredAt: NOW.toISOString(),
+              },
+            },
+          ]);
+        expect(existing(state).creditLimitCents).toBe(limit);
       }
+    });
+
+    it('refuses a customer registered already', () => {
+      spec.given(registered()).when(register()).thenRejects({ code: 'ALREADY_REGISTERED' });
     });
   });
 
-  describe('captureCredit', () => {
+  describe('capturing credit', () => {
     const payment = (amountCents: number) => ({ paymentId: 'pay_9', orderId: 'ord_9', amountCents });
+    const capture = (amountCents: number): CustomerCommand => ({
+      type: 'CaptureCredit',
+      payment: payment(amountCents),
+    });
+    const creditCaptured = (amountCents: number): CustomerEvent => ({
+      type: 'CreditCaptured',
+      schemaVersion: 1,
+      data: payment(amountCents),
+    });
+    const short = (availableCents: number) => ({ code: 'INSUFFICIENT_CREDIT', availableCents }) as const;
 
     it('accepts a capture of exactly the available credit', () => {
-      const customer = existing(given(registered(10_000)));
-      const decision = captureCredit(customer, payment(10_000));
-      expect(decision).toEqual({
-        accepted: true,
-        events: [{ type: 'CreditCaptured', schemaVersion: 1, data: payment(10_000) }],
-      });
-      if (!decision.accepted) throw new Error('unreachable');
-      const after = existing(foldEvents(customerFold, customer, decision.events));
-      expect(availableCreditCents(after)).toBe(0);
+      const { state } = spec
+        .given(registered(10_000))
+        .when(capture(10_000))
+        .thenDecides([creditCaptured(10_000)]);
+      expect(availableCreditCents(existing(state))).toBe(0);
     });
 
     it('declines one cent over the limit, with no event', () => {
-      const customer = existing(given(registered(10_000)));
-      expect(captureCredit(customer, payment(10_001))).toEqual({ accepted: false });
+      spec.given(registered(10_000)).when(capture(10_001)).thenRejects(short(10_000));
     });
 
     it('counts earlier captures: exactly the rest is accepted, one cent more declined', () => {
-      const customer = existing(given(registered(10_000), captured(7_000)));
-      expect(captureCredit(customer, payment(3_000)).accepted).toBe(true);
-      expect(captureCredit(customer, payment(3_001))).toEqual({ accepted: false });
+      spec
+        .given(registered(10_000), captured(7_000))
+        .when(capture(3_000))
+        .thenDecides([creditCaptured(3_000)]);
+      spec.given(registered(10_000), captured(7_000)).when(capture(3_001)).thenRejects(short(3_000));
     });
 
     it('a refund makes the credit available again', () => {
-      const customer = existing(given(registered(10_000), captured(10_000, 1), refunded(10_000, 1)));
-      expect(captureCredit(customer, payment(10_000)).accepted).toBe(true);
+      spec
+        .given(registered(10_000), captured(10_000, 1), refunded(10_000, 1))
+        .when(capture(10_000))
+        .thenDecides([creditCaptured(10_000)]);
     });
 
     it('declines anything at all once the limit is used up', () => {
-      const customer = existing(given(registered(10_000), captured(10_000)));
-      expect(captureCredit(customer, payment(1))).toEqual({ accepted: false });
+      spec.given(registered(10_000), captured(10_000)).when(capture(1)).thenRejects(short(0));
     });
 
     it('a zero credit limit still accepts a zero capture and declines one cent', () => {
-      const customer = existing(given(registered(0)));
-      expect(captureCredit(customer, payment(0)).accepted).toBe(true);
-      expect(captureCredit(customer, payment(1)).accepted).toBe(false);
+      spec
+        .given(registered(0))
+        .when(capture(0))
+        .thenDecides([creditCaptured(0)]);
+      spec.given(registered(0)).when(capture(1)).thenRejects(short(0));
+    });
+
+    it('refuses a customer never registered', () => {
+      spec.given().when(capture(1)).thenRejects({ code: 'NO_SUCH_CUSTOMER' });
     });
   });
 
-  describe('refundCredit', () => {
+  describe('refunding credit', () => {
+    const refund = { paymentId: 'pay_1', orderId: 'ord_1', amountCents: 1_234 };
+
     it('decides CreditRefunded for the payment', () => {
-      const refund = { paymentId: 'pay_1', orderId: 'ord_1', amountCents: 1_234 };
-      expect(refundCredit(refund)).toEqual([{ type: 'CreditRefunded', schemaVersion: 1, data: refund }]);
+      spec
+        .given(registered())
+        .when({ type: 'RefundCredit', payment: refund })
+        .thenDecides([{ type: 'CreditRefunded', schemaVersion: 1, data: refund }]);
+    });
+
+    it('refuses a customer never registered', () => {
+      spec.given().when({ type: 'RefundCredit', payment: refund }).thenRejects({ code: 'NO_SUCH_CUSTOMER' });
     });
   });
 

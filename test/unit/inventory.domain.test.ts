@@ -4,25 +4,21 @@
 // of the stock invariant over random command sequences.
 import assert from 'node:assert/strict';
 import {
-  commit,
-  createProduct,
-  expire,
+  decideProduct,
+  decideReservation,
   isExpired,
   NO_STOCK,
   type Product,
   type ProductEvent,
   type ProductState,
   planReservation,
-  productFold,
-  productView,
+  productDecider,
   type Reservation,
+  type ReservationCommand,
   type ReservationDecision,
   type ReservationEvent,
   type ReservationState,
-  release,
-  reservationFold,
-  reserve,
-  restock,
+  reservationDecider,
   type ShardEvent,
   type ShardEvents,
   type Stock,
@@ -32,7 +28,10 @@ import {
   splitEvenly,
   sumStock,
 } from '../../functions/inventory/domain';
+import { productView } from '../../functions/inventory/http-views';
 import { foldEvents } from '../../functions/shared/events';
+import { deciderSpec } from '../support/decider-spec';
+import { createProduct, restock } from '../support/inventory-decisions';
 
 const T0 = new Date('2025-03-01T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -41,10 +40,11 @@ const RESERVATION_ID = 'res_0123456789abcdef0123456789abcdef';
 const ORDER_ID = 'ord_0123456789abcdef0123456789abcdef';
 
 const givenProduct = (...events: ProductEvent[]): ProductState =>
-  foldEvents(productFold, productFold.initial, events);
+  foldEvents(productDecider, productDecider.initial, events);
 const givenShard = (...events: ShardEvent[]): Stock => foldEvents(shardFold, shardFold.initial, events);
+const reservationSpec = deciderSpec(reservationDecider);
 const givenReservation = (...events: ReservationEvent[]): ReservationState =>
-  foldEvents(reservationFold, reservationFold.initial, events);
+  reservationSpec.given(...events).state;
 
 const received = (quantity: number): ShardEvent => ({
   type: 'StockReceived',
@@ -113,6 +113,26 @@ function existing<S>(state: S | null): S {
   if (state === null) throw new Error('expected an aggregate');
   return state;
 }
+
+/** A reservation that took stock (not a voided one). */
+function held(state: ReservationState): Reservation {
+  const reservation = existing(state);
+  if (reservation.status === 'VOIDED') throw new Error('expected a reservation that took stock');
+  return reservation;
+}
+
+/** The decision on a reservation, with its shard events; a refusal fails the test. */
+function decided(command: ReservationCommand, state: ReservationState): ReservationDecision {
+  const decision = decideReservation(command, state);
+  if ('rejection' in decision) throw new Error(`refused: ${decision.rejection.code}`);
+  return decision;
+}
+
+const place = (command: Omit<Extract<ReservationCommand, { type: 'Place' }>, 'type'>) =>
+  decided({ type: 'Place', ...command }, null);
+const release = (r: ReservationState) => decideReservation({ type: 'Release' }, r);
+const expire = (r: ReservationState, now: Date) => decideReservation({ type: 'Expire', now }, r);
+const commit = (r: ReservationState, now: Date) => decideReservation({ type: 'Commit', now }, r);
 
 const NOTHING: ReservationDecision = { reservation: [], shards: [] };
 
@@ -226,21 +246,61 @@ describe('inventory domain', () => {
     });
 
     it('ReservationPlaced without an order has no orderId', () => {
-      expect(existing(givenReservation(placed(undefined, undefined, null)))).not.toHaveProperty('orderId');
+      expect(held(givenReservation(placed(undefined, undefined, null)))).not.toHaveProperty('orderId');
     });
 
     it('ReservationReleased sets the reason as the status', () => {
-      expect(existing(givenReservation(placed(), reservationReleased('RELEASED'))).status).toBe('RELEASED');
-      expect(existing(givenReservation(placed(), reservationReleased('EXPIRED'))).status).toBe('EXPIRED');
+      expect(held(givenReservation(placed(), reservationReleased('RELEASED'))).status).toBe('RELEASED');
+      expect(held(givenReservation(placed(), reservationReleased('EXPIRED'))).status).toBe('EXPIRED');
     });
 
     it('ReservationCommitted sets COMMITTED', () => {
-      expect(existing(givenReservation(placed(), reservationCommitted)).status).toBe('COMMITTED');
+      expect(held(givenReservation(placed(), reservationCommitted)).status).toBe('COMMITTED');
     });
 
     it('release or commit of no reservation leaves none', () => {
       expect(givenReservation(reservationReleased('RELEASED'))).toBeNull();
       expect(givenReservation(reservationCommitted)).toBeNull();
+    });
+
+    it('ReservationVoided (stored by earlier versions) leaves a VOIDED reservation with no placeholder stock', () => {
+      const voided: ReservationEvent = {
+        type: 'ReservationVoided',
+        schemaVersion: 1,
+        data: {
+          reservationId: RESERVATION_ID,
+          productId: PRODUCT_ID,
+          orderId: ORDER_ID,
+          voidedAt: T0.toISOString(),
+        },
+      };
+      expect(givenReservation(voided)).toEqual({
+        status: 'VOIDED',
+        reservationId: RESERVATION_ID,
+        productId: PRODUCT_ID,
+        orderId: ORDER_ID,
+        voidedAt: T0.toISOString(),
+      });
+      expect(release(givenReservation(voided))).toEqual(NOTHING);
+      // As earlier versions stored it: VOID, with a placeholder quantity, parts and expiry.
+      const legacy = {
+        reservationId: RESERVATION_ID,
+        productId: PRODUCT_ID,
+        quantity: 0,
+        parts: [],
+        status: 'VOID',
+        expiresAt: T0.toISOString(),
+        orderId: ORDER_ID,
+        createdAt: T0.toISOString(),
+      };
+      expect(reservationDecider.upcastState?.(legacy as unknown as ReservationState)).toEqual(
+        givenReservation(voided),
+      );
+      expect(reservationDecider.upcastState?.(givenReservation(placed()))).toEqual(
+        givenReservation(placed()),
+      );
+      expect(expire(givenReservation(voided), at(10_000))).toEqual(NOTHING);
+      expect(commit(givenReservation(voided), T0)).toEqual({ rejection: { code: 'NOT_HELD' } });
     });
   });
 
@@ -389,6 +449,42 @@ describe('inventory domain', () => {
       ]);
       expect(restock(product, 1).shards).toEqual([{ shard: 0, events: [received(1)] }]);
     });
+
+    it('refuses no product; creating one twice is refused', () => {
+      expect(decideProduct({ type: 'Restock', quantity: 1 }, null)).toEqual({
+        rejection: { code: 'NO_SUCH_PRODUCT' },
+      });
+      const create = {
+        type: 'Create',
+        productId: PRODUCT_ID,
+        sku: 'S',
+        name: 'N',
+        priceCents: 1,
+        stock: 1,
+        shardCount: 1,
+        now: T0,
+      } as const;
+      expect(decideProduct(create, existing(givenProduct(productCreated(1))))).toEqual({
+        rejection: { code: 'ALREADY_CREATED' },
+      });
+    });
+
+    it('every shard receives its share at creation, an empty one too', () => {
+      const decided = createProduct({
+        productId: PRODUCT_ID,
+        sku: 'S',
+        name: 'N',
+        priceCents: 1,
+        stock: 1,
+        shardCount: 3,
+        now: T0,
+      });
+      expect(decided.shards).toEqual([
+        { shard: 0, events: [received(1)] },
+        { shard: 1, events: [received(0)] },
+        { shard: 2, events: [received(0)] },
+      ]);
+    });
   });
 
   describe('reserve', () => {
@@ -397,7 +493,7 @@ describe('inventory domain', () => {
         { shard: 1, quantity: 4 },
         { shard: 0, quantity: 2 },
       ];
-      const decision = reserve({
+      const decision = place({
         reservationId: RESERVATION_ID,
         productId: PRODUCT_ID,
         parts,
@@ -415,7 +511,7 @@ describe('inventory domain', () => {
     });
 
     it('leaves orderId out when there is no order', () => {
-      const decision = reserve({
+      const decision = place({
         reservationId: RESERVATION_ID,
         productId: PRODUCT_ID,
         parts: [{ shard: 0, quantity: 1 }],
@@ -423,6 +519,20 @@ describe('inventory domain', () => {
         now: T0,
       });
       expect(decision.reservation[0]!.data).not.toHaveProperty('orderId');
+    });
+
+    it('refuses a reservation placed already', () => {
+      reservationSpec
+        .given(placed())
+        .when({
+          type: 'Place',
+          reservationId: RESERVATION_ID,
+          productId: PRODUCT_ID,
+          parts: [],
+          expiresAt: at(600),
+          now: T0,
+        })
+        .thenRejects({ code: 'ALREADY_PLACED' });
     });
   });
 
@@ -433,8 +543,7 @@ describe('inventory domain', () => {
     ];
 
     it('gives every part back to its shard', () => {
-      const reservation = existing(givenReservation(placed(parts)));
-      expect(release(reservation, 'RELEASED')).toEqual({
+      expect(release(givenReservation(placed(parts)))).toEqual({
         reservation: [reservationReleased('RELEASED')],
         shards: [
           { shard: 0, events: [released(2)] },
@@ -446,23 +555,35 @@ describe('inventory domain', () => {
     it.each([
       ['RELEASED', [reservationReleased('RELEASED')]],
       ['EXPIRED', [reservationReleased('EXPIRED')]],
-      ['COMMITTED', [reservationCommitted]],
     ] as const)('decides nothing for a reservation already %s', (_status, after) => {
-      const reservation = existing(givenReservation(placed(parts), ...after));
-      expect(release(reservation, 'RELEASED')).toEqual(NOTHING);
-      expect(release(reservation, 'EXPIRED')).toEqual(NOTHING);
+      const reservation = givenReservation(placed(parts), ...after);
+      expect(release(reservation)).toEqual(NOTHING);
+      expect(expire(reservation, at(10_000))).toEqual(NOTHING);
+    });
+
+    it('refuses to release a reservation sold with its order; expiring it decides nothing', () => {
+      reservationSpec
+        .given(placed(parts), reservationCommitted)
+        .when({ type: 'Release' })
+        .thenRejects({ code: 'RESERVATION_COMMITTED' });
+      expect(expire(givenReservation(placed(parts), reservationCommitted), at(10_000))).toEqual(NOTHING);
     });
 
     it('is idempotent: releasing twice decides nothing the second time', () => {
-      const reservation = existing(givenReservation(placed(parts)));
-      const first = release(reservation, 'RELEASED');
-      const after = existing(foldEvents(reservationFold, reservation, first.reservation));
-      expect(release(after, 'RELEASED')).toEqual(NOTHING);
+      const { state } = reservationSpec
+        .given(placed(parts))
+        .when({ type: 'Release' })
+        .thenDecides([reservationReleased('RELEASED')]);
+      expect(release(state)).toEqual(NOTHING);
+    });
+
+    it('refuses no reservation', () => {
+      expect(release(null)).toEqual({ rejection: { code: 'NO_SUCH_RESERVATION' } });
     });
   });
 
   describe('expire', () => {
-    const reservation = existing(givenReservation(placed(undefined, at(600))));
+    const reservation = held(givenReservation(placed(undefined, at(600))));
 
     it('decides nothing before the expiry time', () => {
       expect(isExpired(reservation, at(599))).toBe(false);
@@ -475,19 +596,21 @@ describe('inventory domain', () => {
         reservation: [reservationReleased('EXPIRED')],
         shards: [{ shard: 0, events: [released(3)] }],
       });
-      expect(expire(reservation, at(3_600)).reservation).toEqual([reservationReleased('EXPIRED')]);
+      expect(decided({ type: 'Expire', now: at(3_600) }, reservation).reservation).toEqual([
+        reservationReleased('EXPIRED'),
+      ]);
     });
 
     it('is idempotent: expiring twice decides nothing the second time', () => {
-      const first = expire(reservation, at(601));
-      const after = existing(foldEvents(reservationFold, reservation, first.reservation));
+      const first = decided({ type: 'Expire', now: at(601) }, reservation);
+      const after = held(foldEvents(reservationDecider, reservation, first.reservation));
       expect(after.status).toBe('EXPIRED');
       expect(expire(after, at(602))).toEqual(NOTHING);
     });
 
     it('does not expire a reservation that was released or committed', () => {
       for (const ended of [reservationReleased('RELEASED'), reservationCommitted]) {
-        const r = existing(givenReservation(placed(undefined, at(600)), ended));
+        const r = held(givenReservation(placed(undefined, at(600)), ended));
         expect(isExpired(r, at(601))).toBe(false);
         expect(expire(r, at(601))).toEqual(NOTHING);
       }
@@ -499,54 +622,53 @@ describe('inventory domain', () => {
       { shard: 0, quantity: 2 },
       { shard: 1, quantity: 3 },
     ];
+    const NOT_HELD = { rejection: { code: 'NOT_HELD' } };
 
     it('sells every part of a held reservation before its expiry', () => {
-      const reservation = existing(givenReservation(placed(parts, at(600))));
-      expect(commit(reservation, at(599))).toEqual({
-        ok: true,
-        decision: {
-          reservation: [reservationCommitted],
-          shards: [
-            { shard: 0, events: [sold(2)] },
-            { shard: 1, events: [sold(3)] },
-          ],
-        },
+      expect(commit(givenReservation(placed(parts, at(600))), at(599))).toEqual({
+        reservation: [reservationCommitted],
+        shards: [
+          { shard: 0, events: [sold(2)] },
+          { shard: 1, events: [sold(3)] },
+        ],
       });
     });
 
     it('omits orderId from ReservationCommitted when the reservation has none', () => {
-      const reservation = existing(givenReservation(placed(parts, at(600), null)));
-      const result = commit(reservation, T0);
-      if (!result.ok) throw new Error('expected the commit to be accepted');
-      expect(result.decision.reservation).toEqual([
-        { type: 'ReservationCommitted', schemaVersion: 1, data: { reservationId: RESERVATION_ID } },
-      ]);
+      reservationSpec
+        .given(placed(parts, at(600), null))
+        .when({ type: 'Commit', now: T0 })
+        .thenDecides([
+          { type: 'ReservationCommitted', schemaVersion: 1, data: { reservationId: RESERVATION_ID } },
+        ]);
     });
 
     it('is idempotent: committing twice decides nothing the second time', () => {
-      const reservation = existing(givenReservation(placed(parts, at(600))));
-      const first = commit(reservation, T0);
-      if (!first.ok) throw new Error('expected the commit to be accepted');
-      const after = existing(foldEvents(reservationFold, reservation, first.decision.reservation));
-      expect(commit(after, T0)).toEqual({ ok: true, decision: NOTHING });
+      const { state } = reservationSpec
+        .given(placed(parts, at(600)))
+        .when({ type: 'Commit', now: T0 })
+        .thenDecides([reservationCommitted]);
+      expect(commit(state, T0)).toEqual(NOTHING);
       // Even after the expiry time: the reservation is sold, not held.
-      expect(commit(after, at(10_000))).toEqual({ ok: true, decision: NOTHING });
+      expect(commit(state, at(10_000))).toEqual(NOTHING);
     });
 
     it('is refused once the expiry time has passed, even before the sweeper expired it', () => {
-      const reservation = existing(givenReservation(placed(parts, at(600))));
-      expect(commit(reservation, at(600))).toEqual({ ok: false });
-      expect(commit(reservation, at(601))).toEqual({ ok: false });
+      const reservation = givenReservation(placed(parts, at(600)));
+      expect(commit(reservation, at(600))).toEqual(NOT_HELD);
+      expect(commit(reservation, at(601))).toEqual(NOT_HELD);
     });
 
     it('is refused after the reservation expired', () => {
-      const reservation = existing(givenReservation(placed(parts, at(600)), reservationReleased('EXPIRED')));
-      expect(commit(reservation, at(1))).toEqual({ ok: false });
+      expect(commit(givenReservation(placed(parts, at(600)), reservationReleased('EXPIRED')), at(1))).toEqual(
+        NOT_HELD,
+      );
     });
 
     it('is refused after the reservation was released', () => {
-      const reservation = existing(givenReservation(placed(parts, at(600)), reservationReleased('RELEASED')));
-      expect(commit(reservation, at(1))).toEqual({ ok: false });
+      expect(
+        commit(givenReservation(placed(parts, at(600)), reservationReleased('RELEASED')), at(1)),
+      ).toEqual(NOT_HELD);
     });
   });
 
@@ -622,12 +744,17 @@ describe('inventory domain', () => {
       }
     }
 
-    function apply(world: World, reservationId: string, decision: ReservationDecision) {
+    function apply(
+      world: World,
+      reservationId: string,
+      decision: ReservationDecision | { rejection: unknown },
+    ) {
+      if ('rejection' in decision) return;
       if (decision.reservation.length > 0) {
         const before = world.reservations.get(reservationId) ?? null;
         world.reservations.set(
           reservationId,
-          existing(foldEvents(reservationFold, before, decision.reservation)),
+          held(foldEvents(reservationDecider, before, decision.reservation)),
         );
       }
       applyShards(world, decision.shards);
@@ -680,7 +807,7 @@ describe('inventory domain', () => {
         now: T0,
       });
       const world: World = {
-        product: existing(foldEvents(productFold, null, created.product)),
+        product: existing(foldEvents(productDecider, null, created.product)),
         shards: Array.from({ length: shardCount }, () => NO_STOCK),
         reservations: new Map(),
         now: T0,
@@ -731,7 +858,7 @@ describe('inventory domain', () => {
             apply(
               world,
               reservationId,
-              reserve({
+              place({
                 reservationId,
                 productId: PRODUCT_ID,
                 parts,
@@ -742,18 +869,20 @@ describe('inventory domain', () => {
           }
         } else if (op === 'release') {
           const r = rnd.pick(known);
-          const decision = release(r, 'RELEASED');
-          assert.strictEqual(decision.reservation.length > 0, r.status === 'RESERVED', `${where}: release`);
-          apply(world, r.reservationId, decision);
-          // A second release (a repeated request) decides nothing.
-          assert.deepStrictEqual(
-            release(world.reservations.get(r.reservationId)!, 'RELEASED'),
-            NOTHING,
-            where,
+          const decision = release(r);
+          assert.strictEqual('rejection' in decision, r.status === 'COMMITTED', `${where}: release refused`);
+          assert.strictEqual(
+            'reservation' in decision && decision.reservation.length > 0,
+            r.status === 'RESERVED',
+            `${where}: release`,
           );
+          apply(world, r.reservationId, decision);
+          // A second release (a repeated request) decides the same: nothing, or the same refusal.
+          const again = release(world.reservations.get(r.reservationId)!);
+          assert.deepStrictEqual(again, 'rejection' in decision ? decision : NOTHING, where);
         } else if (op === 'expire') {
           const r = rnd.pick(known);
-          const decision = expire(r, world.now);
+          const decision = decided({ type: 'Expire', now: world.now }, r);
           assert.strictEqual(decision.reservation.length > 0, isExpired(r, world.now), `${where}: expire`);
           apply(world, r.reservationId, decision);
           assert.deepStrictEqual(expire(world.reservations.get(r.reservationId)!, world.now), NOTHING, where);
@@ -761,12 +890,16 @@ describe('inventory domain', () => {
           const r = rnd.pick(known);
           const result = commit(r, world.now);
           const sellable = r.status === 'RESERVED' && !isExpired(r, world.now);
-          assert.strictEqual(result.ok, sellable || r.status === 'COMMITTED', `${where}: commit`);
-          if (result.ok) {
-            apply(world, r.reservationId, result.decision);
+          assert.strictEqual(
+            !('rejection' in result),
+            sellable || r.status === 'COMMITTED',
+            `${where}: commit`,
+          );
+          if (!('rejection' in result)) {
+            apply(world, r.reservationId, result);
             assert.deepStrictEqual(
               commit(world.reservations.get(r.reservationId)!, world.now),
-              { ok: true, decision: NOTHING },
+              NOTHING,
               where,
             );
           }

@@ -2,16 +2,16 @@
 // the state; and the payment id derived from the order id.
 import {
   type Payment,
+  type PaymentCommand,
   type PaymentEvent,
   type PaymentState,
-  paymentFold,
+  paymentDecider,
   paymentIdFor,
-  paymentView,
-  refund,
-  settle,
+  shownPayment,
 } from '../../functions/payments/domain';
-import { foldEvents } from '../../functions/shared/events';
+import { paymentView } from '../../functions/payments/http-views';
 import { isId, newId } from '../../functions/shared/ids';
+import { deciderSpec } from '../support/decider-spec';
 
 const T0 = '2025-03-01T10:00:00.000Z';
 const T1 = '2025-03-01T10:00:05.000Z';
@@ -19,8 +19,8 @@ const ORDER_ID = 'ord_0123456789abcdef0123456789abcdef';
 const PAYMENT_ID = 'pay_0123456789abcdef0123456789abcdef';
 const CUSTOMER_ID = 'cus_0123456789abcdef0123456789abcdef';
 
-const given = (...events: PaymentEvent[]): PaymentState =>
-  foldEvents(paymentFold, paymentFold.initial, events);
+const spec = deciderSpec(paymentDecider);
+const given = (...events: PaymentEvent[]): PaymentState => spec.given(...events).state;
 
 const facts = {
   paymentId: PAYMENT_ID,
@@ -37,9 +37,16 @@ const refunded: PaymentEvent = {
   data: { paymentId: PAYMENT_ID, orderId: ORDER_ID, amountCents: 3_499, at: T1 },
 };
 
+const voided: PaymentEvent = {
+  type: 'PaymentVoided',
+  schemaVersion: 1,
+  data: { paymentId: PAYMENT_ID, orderId: ORDER_ID, at: T1 },
+};
+
 function existing(state: PaymentState): Payment {
-  if (!state) throw new Error('expected a payment');
-  return state;
+  const payment = shownPayment(state);
+  if (!payment) throw new Error('expected a payment');
+  return payment;
 }
 
 describe('payments domain', () => {
@@ -72,32 +79,88 @@ describe('payments domain', () => {
     });
   });
 
-  describe('settle', () => {
-    const { at: _at, ...settled } = facts;
+  describe('settling', () => {
+    const { at: _at, ...payment } = facts;
+    const settle = (captured: boolean): PaymentCommand => ({
+      type: 'Settle',
+      payment,
+      captured,
+      now: new Date(T0),
+    });
 
     it('decides PaymentCaptured when the credit capture was accepted', () => {
-      expect(settle(settled, true, new Date(T0))).toEqual([captured]);
+      spec.given().when(settle(true)).thenDecides([captured]);
     });
 
     it('decides PaymentDeclined when it was declined', () => {
-      expect(settle(settled, false, new Date(T0))).toEqual([declined]);
+      spec.given().when(settle(false)).thenDecides([declined]);
+    });
+
+    it('decides nothing for a payment captured already (a repeated capture finds it)', () => {
+      spec.given(captured).when(settle(true)).thenDecides([]);
+      spec.given(captured).when(settle(false)).thenDecides([]);
+    });
+
+    it('refuses a payment settled otherwise, or voided', () => {
+      spec.given(declined).when(settle(true)).thenRejects({ code: 'ALREADY_SETTLED', status: 'DECLINED' });
+      spec
+        .given(captured, refunded)
+        .when(settle(true))
+        .thenRejects({ code: 'ALREADY_SETTLED', status: 'REFUNDED' });
+      spec.given(voided).when(settle(true)).thenRejects({ code: 'ALREADY_SETTLED', status: 'VOIDED' });
     });
   });
 
-  describe('refund', () => {
+  describe('undoing', () => {
+    const undo: PaymentCommand = {
+      type: 'Undo',
+      paymentId: PAYMENT_ID,
+      orderId: ORDER_ID,
+      now: new Date(T1),
+    };
+
     it('refunds a captured payment', () => {
-      expect(refund(existing(given(captured)), new Date(T1))).toEqual([refunded]);
+      spec.given(captured).when(undo).thenDecides([refunded]);
     });
 
     it('is idempotent: refunding twice decides nothing the second time', () => {
-      const payment = existing(given(captured));
-      const after = existing(foldEvents(paymentFold, payment, refund(payment, new Date(T1))));
-      expect(after.status).toBe('REFUNDED');
-      expect(refund(after, new Date(T1))).toEqual([]);
+      const { state } = spec.given(captured).when(undo).thenDecides([refunded]);
+      expect(existing(state).status).toBe('REFUNDED');
+      spec.given(captured, refunded).when(undo).thenDecides([]);
     });
 
     it('decides nothing for a declined payment', () => {
-      expect(refund(existing(given(declined)), new Date(T1))).toEqual([]);
+      spec.given(declined).when(undo).thenDecides([]);
+    });
+
+    it('voids a payment never taken, so that none can be captured after; once', () => {
+      const { state } = spec.given().when(undo).thenDecides([voided]);
+      expect(state).toEqual({ status: 'VOIDED', paymentId: PAYMENT_ID, orderId: ORDER_ID, voidedAt: T1 });
+      spec.given(voided).when(undo).thenDecides([]);
+    });
+
+    it('a voided payment stored by earlier versions (placeholder customer and amount) loads as VOIDED', () => {
+      const legacy = {
+        paymentId: PAYMENT_ID,
+        orderId: ORDER_ID,
+        customerId: '',
+        amountCents: 0,
+        status: 'VOIDED',
+        createdAt: T1,
+      };
+      expect(paymentDecider.upcastState?.(legacy as unknown as PaymentState)).toEqual({
+        status: 'VOIDED',
+        paymentId: PAYMENT_ID,
+        orderId: ORDER_ID,
+        voidedAt: T1,
+      });
+      expect(paymentDecider.upcastState?.(given(voided))).toEqual(given(voided));
+      expect(paymentDecider.upcastState?.(given(captured))).toEqual(given(captured));
+    });
+
+    it('a voided payment is not shown', () => {
+      expect(shownPayment(given(voided))).toBeUndefined();
+      expect(shownPayment(given())).toBeUndefined();
     });
   });
 

@@ -1,11 +1,12 @@
 import { fromEnvironment } from '../../shared/aws';
-import { notFound } from '../../shared/errors';
+import { ClientError, insufficientStock, notFound } from '../../shared/errors';
 import { type HttpRequest, httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand, idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
-import { inventoryCommands } from '../commands';
+import { type InventoryRejection, inventoryCommands, type Outcome, type ProductStock } from '../application';
 import { CreateProduct, ReserveStock, Restock } from '../contract';
-import { productView, type Reservation } from '../domain';
+import type { Reservation } from '../domain';
+import { productView, reservationView } from '../http-views';
 import { productReads } from '../reads';
 import { INVENTORY_ROUTES, inventoryViewsEnvironment } from '../seams';
 import { inventorySettings } from '../settings';
@@ -15,6 +16,32 @@ const stores = inventoryStores();
 const commands = inventoryCommands(stores, inventorySettings());
 const reads = productReads(stores, fromEnvironment(inventoryViewsEnvironment).viewsTable);
 
+/** The contract's error for each refusal of the inventory's use cases. */
+function refusal(rejection: InventoryRejection): ClientError {
+  switch (rejection.code) {
+    case 'NO_SUCH_PRODUCT':
+      return notFound('product', rejection.productId);
+    case 'NO_SUCH_RESERVATION':
+      return notFound('reservation', rejection.reservationId);
+    case 'INSUFFICIENT_STOCK':
+      return insufficientStock(rejection.productId, rejection.requested, rejection.available);
+    case 'CONTENDED':
+      return new ClientError(429, 'THROTTLED', 'too many concurrent reservations of this product; retry');
+    case 'RESERVATION_COMMITTED':
+      return new ClientError(
+        409,
+        'RESERVATION_COMMITTED',
+        `reservation ${rejection.reservationId} was sold with its order`,
+      );
+  }
+}
+
+/** The result of a use case, or its refusal thrown as the contract's error. */
+function answered<T>(outcome: Outcome<T>): T {
+  if ('rejection' in outcome) throw refusal(outcome.rejection);
+  return outcome.ok;
+}
+
 const productIdOf = ({ pathParameters }: HttpRequest) => {
   const id = pathParameters.productId;
   if (!isId('prd', id)) throw notFound('product', String(id));
@@ -23,28 +50,20 @@ const productIdOf = ({ pathParameters }: HttpRequest) => {
 
 const meta = (request: HttpRequest) => ({ now: request.now, correlationId: request.correlationId });
 
+const shown = ({ product, stock }: ProductStock) => productView(product, stock);
+
 const created = (product: ReturnType<typeof productView>) =>
   json(201, product, { location: `/products/${product.productId}` });
 
 const reserved = (r: Reservation) =>
-  json(
-    201,
-    {
-      reservationId: r.reservationId,
-      productId: r.productId,
-      quantity: r.quantity,
-      status: r.status,
-      expiresAt: r.expiresAt,
-    },
-    { location: `/products/${r.productId}/reservations/${r.reservationId}` },
-  );
+  json(201, reservationView(r), { location: `/products/${r.productId}/reservations/${r.reservationId}` });
 
 export const handler = httpHandler(INVENTORY_ROUTES, {
   createProduct: idempotentCreation(
     'prd',
     (request) => validate(CreateProduct, requireBody(request)),
     async (input, request, { id, requestHash }) =>
-      created(await commands.create(input, { ...meta(request), requestHash }, id)),
+      created(shown(answered(await commands.create(input, { ...meta(request), requestHash }, id)))),
     async (productId) => {
       const first = await stores.products.first(productId);
       if (!first?.state || first.event.type !== 'ProductCreated') return undefined;
@@ -55,16 +74,25 @@ export const handler = httpHandler(INVENTORY_ROUTES, {
     },
   ),
 
-  getProduct: async (request) => json(200, await reads.read(productIdOf(request))),
+  getProduct: async (request) => {
+    const productId = productIdOf(request);
+    const read = await reads.read(productId);
+    if (!read) throw notFound('product', productId);
+    return json(200, shown(read));
+  },
 
   reserveStock: idempotentCreation(
     'res',
     (request) => ({ productId: productIdOf(request), ...validate(ReserveStock, requireBody(request)) }),
     async ({ productId, quantity }, request, { id, requestHash }) =>
-      reserved(await commands.reserveStock(productId, quantity, { ...meta(request), requestHash }, id)),
+      reserved(
+        answered(await commands.reserveStock(productId, quantity, { ...meta(request), requestHash }, id)),
+      ),
     async (reservationId) => {
       const first = await stores.reservations.first(reservationId);
-      return first?.state ? { requestHash: first.requestHash, result: reserved(first.state) } : undefined;
+      // A reservation made by this route is never voided (only the saga's were, by earlier versions).
+      if (!first?.state || first.state.status === 'VOIDED') return undefined;
+      return { requestHash: first.requestHash, result: reserved(first.state) };
     },
   ),
 
@@ -72,13 +100,13 @@ export const handler = httpHandler(INVENTORY_ROUTES, {
     const productId = productIdOf(request);
     const reservationId = request.pathParameters.reservationId;
     if (!isId('res', reservationId)) throw notFound('reservation', String(reservationId));
-    await commands.releaseReservation(productId, reservationId, 'RELEASED', meta(request));
+    answered(await commands.releaseReservation(productId, reservationId, 'RELEASED', meta(request)));
     return json(200, { reservationId, status: 'RELEASED' });
   },
 
   restockProduct: idempotentCommand(
     (request) => ({ productId: productIdOf(request), ...validate(Restock, requireBody(request)) }),
     async ({ productId, quantity }, request) =>
-      json(200, await commands.restockProduct(productId, quantity, meta(request))),
+      json(200, shown(answered(await commands.restockProduct(productId, quantity, meta(request))))),
   ),
 });

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { documents, fromEnvironment } from '../../shared/aws';
 import { logger, metrics } from '../../shared/powertools';
-import { inventoryCommands } from '../commands';
+import { inventoryCommands } from '../application';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
@@ -35,10 +35,10 @@ export const handler = async (): Promise<{ expired: number }> => {
           }),
         );
         for (const item of page.Items ?? []) {
-          const { changed } = await commands.releaseReservation(undefined, item.id as string, 'EXPIRED', {
-            now,
-          });
-          if (changed) expired++;
+          const outcome = await commands.releaseReservation(undefined, item.id as string, 'EXPIRED', { now });
+          // The index lists only reservations the store holds: a refusal here is a bug, and fails the run.
+          if ('rejection' in outcome) throw new Error(`cannot expire: ${JSON.stringify(outcome.rejection)}`);
+          if (outcome.ok.changed) expired++;
         }
         startKey = page.LastEvaluatedKey;
       } while (startKey);

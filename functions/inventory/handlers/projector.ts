@@ -1,6 +1,6 @@
 import { fromEnvironment } from '../../shared/aws';
 import { projector, upsertView } from '../../shared/views';
-import type { Product, Reservation, Stock } from '../domain';
+import type { Product, ReservationState, Stock } from '../domain';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
 import { expiryPartition } from '../view';
 
@@ -32,7 +32,7 @@ export const handler = projector(async (event) => {
       return;
     }
     case 'Reservation': {
-      const r = event.state as Reservation;
+      const r = event.state as NonNullable<ReservationState>;
       const held = r.status === 'RESERVED';
       await upsertView(
         VIEWS_TABLE,
@@ -42,7 +42,8 @@ export const handler = projector(async (event) => {
         {
           productId: r.productId,
           status: r.status,
-          expiresAt: r.expiresAt,
+          // A voided reservation (stored by earlier versions) took no stock: its expiry is when it was voided.
+          expiresAt: r.status === 'VOIDED' ? r.voidedAt : r.expiresAt,
           ...(held ? { [EXPIRY_INDEX.partitionKey]: expiryPartition(r.reservationId) } : {}),
         },
         held ? [] : [EXPIRY_INDEX.partitionKey],

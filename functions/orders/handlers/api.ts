@@ -19,16 +19,16 @@ import {
   validate,
 } from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
-import { isId } from '../../shared/ids';
 import { type PollSchedule, pollUntil } from '../../shared/poll';
 import { logger, traced } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
+import { ordersUseCases } from '../application';
 import { PlaceOrder } from '../contract';
-import { type Order, type OrderPlaced, orderView, place } from '../domain';
+import type { Order, OrderPlaced } from '../domain';
+import { acceptedOrderView, orderView } from '../http-views';
 import { ORDERS_ROUTES, orderPlacementEnvironment, orderSagaEnvironment } from '../seams';
 import { ordersStore } from '../store';
 
-const orders = ordersStore();
 const stepFunctions = traced(new SFNClient({ maxAttempts: 3 }));
 
 async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
@@ -43,9 +43,10 @@ async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
   } while (nextToken);
   return events;
 }
-const accounts = customers();
-const inventory = inventoryStores();
 const { sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS } = fromEnvironment(orderPlacementEnvironment);
+const orders = ordersUseCases(ordersStore(), customers(), inventoryStores(), {
+  sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS,
+});
 const { orderSagaArn: ORDER_SAGA_ARN } = fromEnvironment(orderSagaEnvironment);
 
 /**
@@ -75,60 +76,32 @@ async function startSaga(placed: OrderPlaced, correlationId: string) {
   }
 }
 
-/** Customers are never removed: once seen, a customer id needs no read again in this sandbox. */
-const KNOWN_CUSTOMERS_MAX = 10_000;
-const knownCustomers = new Set<string>();
-async function customerExists(customerId: string) {
-  if (knownCustomers.has(customerId)) return true;
-  const { state } = await accounts.load(customerId);
-  if (!state) return false;
-  if (knownCustomers.size >= KNOWN_CUSTOMERS_MAX) knownCustomers.clear();
-  knownCustomers.add(customerId);
-  return true;
-}
-
 /** The answer to a placed order: accepted, its saga under way. */
 const accepted = (order: Order) =>
-  json(
-    202,
-    { orderId: order.orderId, status: order.status, totalCents: order.totalCents },
-    { location: `/orders/${order.orderId}` },
-  );
+  json(202, acceptedOrderView(order), { location: `/orders/${order.orderId}` });
 
-/** An order as its newest event item holds it: read-your-writes, no read model. */
+/** An order, or 404. */
 async function loadOrder(orderId: string) {
-  if (!isId('ord', orderId)) throw notFound('order', String(orderId));
-  const { state } = await orders.load(orderId);
-  if (!state) throw notFound('order', orderId);
-  return state;
+  const order = await orders.order(orderId);
+  if (!order) throw notFound('order', orderId);
+  return order;
 }
 
 const placeOrder = idempotentCreation(
   'ord',
   (request) => validate(PlaceOrder, requireBody(request)),
   async (input, { now, correlationId }, { id: orderId, requestHash }) => {
-    const [customer, ...products] = await Promise.all([
-      isId('cus', input.customerId) ? customerExists(input.customerId) : false,
-      ...input.items.map((i) => (isId('prd', i.productId) ? inventory.loadProduct(i.productId) : null)),
-    ]);
-    const missing = [
-      ...(customer ? [] : [{ field: 'customerId', id: input.customerId }]),
-      ...input.items.flatMap((item, i) =>
-        products[i] ? [] : [{ field: `items.${i}.productId`, id: item.productId }],
-      ),
-    ];
-    if (missing.length > 0) {
+    const placement = await orders.place(orderId, input, { now, correlationId, requestHash });
+    if ('rejection' in placement) {
+      const { missing } = placement.rejection;
       throw new ClientError(404, 'NOT_FOUND', 'the order names an unknown customer or product', missing);
     }
-    const prices = new Map(products.map((p) => [p!.productId, p!.priceCents]));
-    const events = place({ orderId, ...input, prices, sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS, now });
-    const order = (await orders.append(orderId, 0, events, null, { now, correlationId, requestHash }))!;
-    await startSaga(events[0], correlationId);
-    return accepted(order);
+    await startSaga(placement.placed, correlationId);
+    return accepted(placement.order);
   },
   async (orderId) => {
-    const first = await orders.first(orderId);
-    return first?.state ? { requestHash: first.requestHash, result: accepted(first.state) } : undefined;
+    const placement = await orders.placement(orderId);
+    return placement && { requestHash: placement.requestHash, result: accepted(placement.order) };
   },
 );
 
@@ -163,8 +136,8 @@ async function answerWhenFinal(request: HttpRequest, waitSeconds: number, accept
     Date.now() + request.context.getRemainingTimeInMillis() - WAIT_MARGIN_MS,
   );
   const { value: final, reads } = await pollUntil(
-    async () => (await orders.load(orderId)).state,
-    (order) => order !== null && order.status !== 'PENDING',
+    () => orders.order(orderId),
+    (order) => order !== undefined && order.status !== 'PENDING',
     deadlineMs,
     FINAL_ORDER_POLL,
   );

@@ -1,68 +1,68 @@
 import { createHash } from 'node:crypto';
-import { AlreadyCreated, ClientError, ConcurrencyError, insufficientStock, notFound } from '../shared/errors';
+import { AlreadyCreated, ConcurrencyError } from '../shared/errors';
 import { type AppendMeta, type Loaded, retryOnConflict, TRANSACTION_ITEM_LIMIT } from '../shared/event-store';
 import { newId } from '../shared/ids';
-import { serialized } from '../shared/serialized';
 import {
-  createProduct,
-  expire,
+  decideProduct,
+  decideReservation,
   type KnownShard,
   NO_STOCK,
   type Product,
-  planReservation,
-  productView,
   type Reservation,
   type ReservationPart,
-  release,
-  reservationFold,
-  reserve,
-  restock,
+  reservationDecider,
   type ShardEvents,
   type Stock,
   shardCountFor,
-  shardId,
   sumStock,
 } from './domain';
-
+import { isShortfall, stockPlanning } from './stock-planning';
 import { allShards, type InventoryStores, type ShardAppend } from './store';
 
+/** Why an inventory use case refused; the HTTP handler answers each in the contract's error shape. */
+export type InventoryRejection =
+  | { readonly code: 'NO_SUCH_PRODUCT'; readonly productId: string }
+  | { readonly code: 'NO_SUCH_RESERVATION'; readonly reservationId: string }
+  | {
+      readonly code: 'INSUFFICIENT_STOCK';
+      readonly productId: string;
+      readonly requested: number;
+      readonly available: number;
+    }
+  /** Every attempt lost an optimistic-concurrency race: the product is under more contention than its shards absorb. */
+  | { readonly code: 'CONTENDED'; readonly productId: string }
+  /** Releasing a reservation that was sold with its order. */
+  | { readonly code: 'RESERVATION_COMMITTED'; readonly reservationId: string };
+
+/** What a use case answers: its result, or why it refused. */
+export type Outcome<T> = { readonly ok: T } | { readonly rejection: InventoryRejection };
+
+/** A product's stock, summed over its shards. */
+export interface ProductStock {
+  readonly product: Product;
+  readonly stock: Stock;
+}
+
+const noSuchProduct = (productId: string) => ({ rejection: { code: 'NO_SUCH_PRODUCT', productId } }) as const;
+const insufficientStock = (productId: string, requested: number, available: number) =>
+  ({ rejection: { code: 'INSUFFICIENT_STOCK', productId, requested, available } }) as const;
+
 /**
- * The inventory commands, shared by the HTTP API, the saga steps and the
+ * The inventory's use cases, shared by the HTTP API, the saga steps and the
  * expiry sweeper: load, decide, append, retrying from a fresh load when
- * another writer got there first.
+ * another writer got there first. Where reservations find their stock (the
+ * flash-sale machinery) is `StockPlanning`'s to say.
  */
 export function inventoryCommands(stores: InventoryStores, settings: InventorySettings) {
-  const {
-    products,
-    reservations,
-    stock,
-    loadProduct,
-    loadShards,
-    loadAllShards,
-    append,
-    applyReservationDecision,
-    shardAppends,
-  } = stores;
+  const { products, reservations, loadProduct, loadShards, append, applyReservationDecision, shardAppends } =
+    stores;
+  const planning = stockPlanning(stores);
 
-  async function requireProduct(productId: string): Promise<Product> {
+  async function view(productId: string): Promise<Outcome<ProductStock>> {
     const product = await loadProduct(productId);
-    if (!product) throw notFound('product', productId);
-    return product;
-  }
-
-  async function view(productId: string) {
-    const product = await requireProduct(productId);
+    if (!product) return noSuchProduct(productId);
     const shards = await loadShards(productId, allShards(product));
-    return productView(product, sumStock([...shards.values()].map((s) => s.state)));
-  }
-
-  /**
-   * Refuses, with no read and no write, a reservation this sandbox knows
-   * cannot be met: every shard confirmed short within the cache's bound.
-   */
-  function refuseIfKnownShort(product: Product, quantity: number) {
-    const available = stock.shortfall(product.productId, product.shardCount, quantity, Date.now());
-    if (available !== undefined) throw insufficientStock(product.productId, quantity, available);
+    return { ok: { product, stock: sumStock([...shards.values()].map((s) => s.state)) } };
   }
 
   async function create(
@@ -71,7 +71,8 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     productId = newId('prd'),
   ) {
     const shardCount = shardCountFor(input.stock, settings);
-    const decided = createProduct({ productId, ...input, shardCount, now: meta.now });
+    const decided = decideProduct({ type: 'Create', productId, ...input, shardCount, now: meta.now }, null);
+    if ('rejection' in decided) throw new Error(`a new product refused: ${decided.rejection.code}`);
     const empty = new Map(decided.shards.map((s) => [s.shard, { state: NO_STOCK, version: 0 }]));
     await append([
       products.pending(productId, 0, decided.product, null, meta),
@@ -81,10 +82,14 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   }
 
   async function restockProduct(productId: string, quantity: number, meta: AppendMeta) {
-    const product = await requireProduct(productId);
+    const product = await loadProduct(productId);
+    if (!product) return noSuchProduct(productId);
     await retryOnConflict(async () => {
       const current = await products.load(productId);
-      const decided = restock(product, quantity);
+      // The product's shard count never changes: the one read before the retries splits the quantity.
+      const decided = decideProduct({ type: 'Restock', quantity }, product);
+      if ('rejection' in decided)
+        throw new Error(`product ${productId} refused a restock: ${decided.rejection.code}`);
       const loaded = await loadShards(
         productId,
         decided.shards.map((s) => s.shard),
@@ -101,18 +106,30 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
    * Reserves `quantity` units from one random shard that may have them all
    * (so that concurrent reservations of one product land on different
    * partition keys), else from several; refused at once when this sandbox
-   * knows the product is short.
+   * knows the product is short. One that loses every optimistic-concurrency
+   * race is refused as contended (the client may retry), not failed.
    */
   async function reserveStock(
     productId: string,
     quantity: number,
     meta: AppendMeta,
     reservationId = newId('res'),
-  ): Promise<Reservation> {
-    const product = await requireProduct(productId);
+  ): Promise<Outcome<Reservation>> {
+    const product = await loadProduct(productId);
+    if (!product) return noSuchProduct(productId);
     const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);
-    const place = async (parts: ReservationPart[], loaded: ReadonlyMap<number, Loaded<Stock>>) => {
-      const decision = reserve({ reservationId, productId, parts, expiresAt, now: meta.now });
+    const place = async ({
+      parts,
+      loaded,
+    }: {
+      parts: ReservationPart[];
+      loaded: ReadonlyMap<number, Loaded<Stock>>;
+    }) => {
+      const decision = decideReservation(
+        { type: 'Place', reservationId, productId, parts, expiresAt, now: meta.now },
+        null,
+      );
+      if ('rejection' in decision) throw new Error(`a new reservation refused: ${decision.rejection.code}`);
       const none = { state: null, version: 0 };
       try {
         await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
@@ -122,64 +139,30 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
           throw new AlreadyCreated(reservationId);
         throw error;
       }
-      return reservationFold.evolve(null, decision.reservation[0]!)!;
+      return { ok: reservationDecider.evolve(null, decision.reservation[0]!) as Reservation };
     };
-    return throttledWhenContended(async () => {
-      refuseIfKnownShort(product, quantity);
-      const attemptStart = Date.now();
-      // The common case: one shard has it all. Reservations of that shard take turns in this sandbox;
-      // one whose turn comes after the shard was found short meanwhile does not read it again.
-      const first = randomCandidate(product, quantity);
-      const single =
-        first === undefined
-          ? undefined
-          : await serialized(shardId(productId, first), async () => {
-              if (!isCandidate(product, quantity, first)) return undefined;
-              const planned = await planFromShard(product, quantity, first);
-              return planned && place(planned.parts, planned.loaded);
-            });
-      if (single) return single;
-      refuseIfKnownShort(product, quantity);
-      const planned = await planAcrossShards(product, quantity, attemptStart);
-      if (!planned.ok) throw insufficientStock(productId, quantity, planned.available);
-      return place(planned.parts, planned.loaded);
-    });
-  }
-
-  const isCandidate = (product: Product, quantity: number, shard: number) =>
-    stock.candidates(product.productId, product.shardCount, quantity, Date.now()).includes(shard);
-
-  /** A random shard not known to be short of `quantity`, or undefined if every shard is. */
-  function randomCandidate(product: Product, quantity: number) {
-    const candidates = stock.candidates(product.productId, product.shardCount, quantity, Date.now());
-    return candidates[Math.floor(Math.random() * candidates.length)];
-  }
-
-  /** The whole of `quantity` from `shard`, in one read, if that shard has it. */
-  async function planFromShard(product: Product, quantity: number, shard: number) {
-    const loaded = await loadShards(product.productId, [shard]);
-    if (loaded.get(shard)!.state.available < quantity) return undefined;
-    return { ok: true as const, parts: [{ shard, quantity }], loaded };
-  }
-
-  /** Plans `quantity` from one random shard when it has it all, else over every shard. */
-  async function planQuickly(product: Product, quantity: number) {
-    const attemptStart = Date.now();
-    const first = randomCandidate(product, quantity);
-    const single = first === undefined ? undefined : await planFromShard(product, quantity, first);
-    return single ?? planAcrossShards(product, quantity, attemptStart);
-  }
-
-  /**
-   * Loads every shard of `product` (one read shared by this sandbox's
-   * concurrent callers, sent after `notBefore`) and plans `quantity` over
-   * them, trying shards in a random order, or says how much there is.
-   */
-  async function planAcrossShards(product: Product, quantity: number, notBefore: number) {
-    const loaded = await loadAllShards(product, notBefore);
-    const parts = planReservation(availability(shuffled(allShards(product)), loaded), quantity);
-    if (parts) return { ok: true as const, parts, loaded };
-    return { ok: false as const, available: [...loaded.values()].reduce((n, s) => n + s.state.available, 0) };
+    const knownShort = () => {
+      const available = planning.knownShortfall(product, quantity);
+      return available === undefined ? undefined : insufficientStock(productId, quantity, available);
+    };
+    try {
+      return await retryOnConflict(async () => {
+        const refused = knownShort();
+        if (refused) return refused;
+        const attemptStart = Date.now();
+        // The common case: one shard has it all.
+        const single = await planning.fromOneShard(product, quantity, place);
+        if (single) return single;
+        const refusedSince = knownShort();
+        if (refusedSince) return refusedSince;
+        const planned = await planning.acrossShards(product, quantity, attemptStart);
+        if (isShortfall(planned)) return insufficientStock(productId, quantity, planned.available);
+        return place(planned);
+      });
+    } catch (error) {
+      if (error instanceof ConcurrencyError) return { rejection: { code: 'CONTENDED', productId } };
+      throw error;
+    }
   }
 
   /**
@@ -198,11 +181,9 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     const outOfStock: string[] = [];
     for (const item of items) {
       const product = await loadProduct(item.productId);
-      const knownShort =
-        product &&
-        stock.shortfall(product.productId, product.shardCount, item.quantity, Date.now()) !== undefined;
-      const planned = product && !knownShort ? await planQuickly(product, item.quantity) : undefined;
-      if (!planned?.ok) {
+      const knownShort = product && planning.knownShortfall(product, item.quantity) !== undefined;
+      const planned = product && !knownShort ? await planning.quickly(product, item.quantity) : undefined;
+      if (!planned || isShortfall(planned)) {
         outOfStock.push(item.productId);
         continue;
       }
@@ -256,39 +237,33 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     return appends;
   }
 
-  async function loadReservation(productId: string | undefined, reservationId: string) {
-    const loaded = await reservations.load(reservationId);
-    if (!loaded.state || (productId !== undefined && loaded.state.productId !== productId)) {
-      throw notFound('reservation', reservationId);
-    }
-    return { state: loaded.state, version: loaded.version };
-  }
-
   /** Releases (or, with reason EXPIRED, expires) a held reservation; a repeat changes nothing. */
   async function releaseReservation(
     productId: string | undefined,
     reservationId: string,
     reason: 'RELEASED' | 'EXPIRED',
     meta: AppendMeta,
-  ): Promise<{ reservation: Reservation; changed: boolean }> {
+  ): Promise<Outcome<{ changed: boolean }>> {
     return retryOnConflict(async () => {
-      const loaded = await loadReservation(productId, reservationId);
+      const loaded = await reservations.load(reservationId);
       const reservation = loaded.state;
-      if (reservation.status === 'COMMITTED' && reason === 'RELEASED') {
-        throw new ClientError(
-          409,
-          'RESERVATION_COMMITTED',
-          `reservation ${reservationId} was sold with its order`,
-        );
+      if (!reservation || (productId !== undefined && reservation.productId !== productId)) {
+        return { rejection: { code: 'NO_SUCH_RESERVATION', reservationId } };
       }
-      const decision = reason === 'EXPIRED' ? expire(reservation, meta.now) : release(reservation, reason);
-      if (decision.reservation.length === 0) return { reservation, changed: false };
+      const command =
+        reason === 'EXPIRED' ? ({ type: 'Expire', now: meta.now } as const) : ({ type: 'Release' } as const);
+      const decision = decideReservation(command, reservation);
+      if ('rejection' in decision) {
+        // Only a release of a sold reservation is refused: it has been placed, and expiring refuses nothing.
+        return { rejection: { code: 'RESERVATION_COMMITTED', reservationId } };
+      }
+      if (decision.reservation.length === 0) return { ok: { changed: false } };
       const shards = await loadShards(
         reservation.productId,
-        reservation.parts.map((p) => p.shard),
+        decision.shards.map((s) => s.shard),
       );
       await applyReservationDecision(reservation.productId, reservationId, loaded, decision, shards, meta);
-      return { reservation: { ...reservation, status: reason }, changed: true };
+      return { ok: { changed: true } };
     });
   }
 
@@ -305,6 +280,17 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
   };
 }
 
+/**
+ * The inventory as the order saga uses it: an order's stock planned (nothing
+ * written), the writes that sell it or give it back, and the transaction that
+ * writes them with the saga's other appends, keeping this sandbox's knowledge
+ * of the shards up to date.
+ */
+export type OrderStock = Pick<
+  ReturnType<typeof inventoryCommands>,
+  'planOrderStock' | 'heldStockAppends' | 'append'
+>;
+
 /** What `append`ed shard appends leave their shards as. */
 export const shardsAfter = (appends: readonly ShardAppend[]): KnownShard[] =>
   appends.map((a) => ({ productId: a.productId, shard: a.shard, ...a.after }));
@@ -313,41 +299,6 @@ export interface InventorySettings {
   readonly reservationTtlSeconds: number;
   readonly unitsPerShard: number;
   readonly maxShards: number;
-}
-
-/**
- * Retries a reservation that lost optimistic-concurrency races; one that
- * loses every attempt (a product under more contention than its shards
- * absorb) is refused with 429 THROTTLED, which the client may retry, rather
- * than failing as a server error.
- */
-async function throttledWhenContended<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await retryOnConflict(attempt);
-  } catch (error) {
-    if (error instanceof ConcurrencyError) {
-      throw new ClientError(429, 'THROTTLED', 'too many concurrent reservations of this product; retry');
-    }
-    throw error;
-  }
-}
-
-const availability = (
-  order: readonly number[],
-  loaded: ReadonlyMap<number, { state: { available: number } }>,
-) =>
-  order.flatMap((shard) => {
-    const s = loaded.get(shard);
-    return s ? [{ shard, available: s.state.available }] : [];
-  });
-
-function shuffled<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
 
 /** The most an order's own transactions write besides its shards: cancelling, its event, the payment and the credit. */

@@ -1,0 +1,337 @@
+// The order saga's steps as use cases, on the in-memory event store: every
+// step's outcomes (proceed, business errors, repeats, races) in milliseconds.
+// The same steps run on DynamoDB Local in test/integration/saga.test.ts.
+import { paymentIdFor } from '../../functions/payments/domain';
+import { SagaError } from '../../functions/saga/steps';
+import { ConcurrencyError } from '../../functions/shared/errors';
+import { at, EXECUTION, inMemoryCommerce, T0 } from '../support/in-memory-commerce';
+
+async function failure(attempt: Promise<unknown>): Promise<Error> {
+  try {
+    await attempt;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the step to fail');
+}
+
+/** A customer, a product of `stock` units at 1,000 cents, and an order of `quantity` of it. */
+async function anOrder(options: { stock?: number; quantity?: number; creditLimitCents?: number } = {}) {
+  const commerce = inMemoryCommerce();
+  const customer = await commerce.customer(options.creditLimitCents ?? 10_000);
+  const product = await commerce.product(options.stock ?? 10);
+  const order = await commerce.placed(customer.customerId, [
+    { productId: product.productId, quantity: options.quantity ?? 2 },
+  ]);
+  return { ...commerce, customerId: customer.customerId, productId: product.productId, order };
+}
+
+describe('ReserveStock', () => {
+  it('claims the order and takes its stock in one transaction, handing both on', async () => {
+    const c = await anOrder();
+    const result = await c.saga.reserve(c.order.reserve(), T0);
+    if (!result.proceed) throw new Error('expected to proceed');
+    expect(result.order.state).toMatchObject({
+      status: 'PENDING',
+      sagaExecutionArn: EXECUTION,
+      heldStock: [[{ shard: 0, quantity: 2 }]],
+    });
+    expect(result.order.version).toBe(2);
+    expect(result.shards).toEqual([
+      expect.objectContaining({
+        productId: c.productId,
+        shard: 0,
+        version: 2,
+        state: expect.objectContaining({ available: 8, reserved: 2 }),
+      }),
+    ]);
+    expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 2, sold: 0 });
+    expect(c.reported).toEqual(['started']);
+  });
+
+  it('on a retry by the same execution, proceeds with the order as it is and takes nothing more', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    const again = await c.saga.reserve(c.order.reserve(), T0);
+    expect(again).toMatchObject({ proceed: true, shards: [], order: { version: 2 } });
+    expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 2 });
+    expect(c.reported).toEqual(['started']);
+  });
+
+  it('another execution stops, having done nothing', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    expect(await c.saga.reserve(c.order.reserve(`${EXECUTION}-bus`), T0)).toEqual({ proceed: false });
+    expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 2 });
+  });
+
+  it('short of stock: claims the order alone, then fails OutOfStock; another execution then stops', async () => {
+    const c = await anOrder({ stock: 1, quantity: 2 });
+    const error = await failure(c.saga.reserve(c.order.reserve(), T0));
+    expect(error).toBeInstanceOf(SagaError);
+    expect(error.name).toBe('OutOfStock');
+    expect((await c.orders.order(c.order.reserve().orderId))?.sagaExecutionArn).toBe(EXECUTION);
+    expect(await c.saga.reserve(c.order.reserve(`${EXECUTION}-bus`), T0)).toEqual({ proceed: false });
+    expect(await c.stock(c.productId)).toMatchObject({ available: 1, reserved: 0 });
+  });
+
+  it('past the deadline: fails DeadlineExceeded, writing nothing', async () => {
+    const c = await anOrder();
+    const error = await failure(c.saga.reserve(c.order.reserve(), at(31)));
+    expect(error.name).toBe('DeadlineExceeded');
+    expect(await c.stock(c.productId)).toMatchObject({ available: 10, reserved: 0 });
+    expect(await c.orders.order(c.order.reserve().orderId)).not.toHaveProperty('sagaExecutionArn');
+  });
+
+  it('a final order stops the step', async () => {
+    const c = await anOrder();
+    await c.saga.cancel(c.order.cancel('TIMEOUT'), T0);
+    expect(await c.saga.reserve(c.order.reserve(), T0)).toEqual({ proceed: false });
+  });
+});
+
+describe('CapturePayment', () => {
+  it('captures the total against the customer’s credit, in one transaction', async () => {
+    const c = await anOrder();
+    const orderId = c.order.capture().orderId;
+    expect(await c.saga.capture(c.order.capture(), T0)).toEqual({ paymentId: paymentIdFor(orderId) });
+    expect((await c.stores.payments.load(paymentIdFor(orderId))).state).toMatchObject({
+      status: 'CAPTURED',
+      amountCents: 2_000,
+    });
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
+  });
+
+  it('a repeat finds the payment it made and captures nothing more', async () => {
+    const c = await anOrder();
+    await c.saga.capture(c.order.capture(), T0);
+    expect(await c.saga.capture(c.order.capture(), T0)).toEqual({
+      paymentId: paymentIdFor(c.order.capture().orderId),
+    });
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
+  });
+
+  it('over the available credit: writes the payment declined, then fails PaymentDeclined', async () => {
+    const c = await anOrder({ creditLimitCents: 1_999 });
+    const error = await failure(c.saga.capture(c.order.capture(), T0));
+    expect(error.name).toBe('PaymentDeclined');
+    expect((await c.stores.payments.load(paymentIdFor(c.order.capture().orderId))).state?.status).toBe(
+      'DECLINED',
+    );
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(0);
+    // A repeat of the declined capture declines again, from the payment.
+    expect((await failure(c.saga.capture(c.order.capture(), T0))).message).toMatch(/is DECLINED/);
+  });
+
+  it('a payment voided by compensation cannot be captured after', async () => {
+    const c = await anOrder();
+    await c.saga.cancel(c.order.cancel('TIMEOUT'), T0);
+    const error = await failure(c.saga.capture(c.order.capture(), T0));
+    expect(error.name).toBe('PaymentDeclined');
+    expect(error.message).toMatch(/is VOIDED/);
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(0);
+  });
+
+  it('an unknown customer declines, writing nothing', async () => {
+    const c = await anOrder();
+    const input = { ...c.order.capture(), customerId: 'cus_ffffffffffffffffffffffffffffffff' };
+    const error = await failure(c.saga.capture(input, T0));
+    expect(error.message).toMatch(/does not exist/);
+    expect((await c.stores.payments.load(paymentIdFor(input.orderId))).state).toBeNull();
+  });
+
+  it('past the deadline: fails DeadlineExceeded, writing nothing', async () => {
+    const c = await anOrder();
+    expect((await failure(c.saga.capture(c.order.capture(), at(31)))).name).toBe('DeadlineExceeded');
+    expect((await c.stores.payments.load(paymentIdFor(c.order.capture().orderId))).state).toBeNull();
+  });
+
+  it('concurrent orders of one customer never together exceed the limit', async () => {
+    const c = inMemoryCommerce();
+    const customer = await c.customer(3_000);
+    const product = await c.product(10);
+    const orders = await Promise.all(
+      [0, 1, 2].map(() => c.placed(customer.customerId, [{ productId: product.productId, quantity: 2 }])),
+    );
+    const results = await Promise.allSettled(orders.map((o) => c.saga.capture(o.capture(), T0)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect((await c.accounts.customer(customer.customerId))?.capturedCents).toBe(2_000);
+  });
+});
+
+describe('ConfirmOrder', () => {
+  it('confirms the order and sells its stock, from what ReserveStock handed on, with no read of the order', async () => {
+    const c = await anOrder();
+    const reserved = await c.saga.reserve(c.order.reserve(), T0);
+    if (!reserved.proceed) throw new Error('expected to proceed');
+    await c.saga.capture(c.order.capture(), T0);
+    const reads = c.events.calls.newest;
+    expect(
+      await c.saga.confirm(c.order.confirm({ order: reserved.order, shards: reserved.shards }), T0),
+    ).toEqual({
+      status: 'CONFIRMED',
+    });
+    expect(c.events.calls.newest).toBe(reads);
+    expect(await c.orders.order(c.order.confirm().orderId)).toMatchObject({
+      status: 'CONFIRMED',
+      paymentId: paymentIdFor(c.order.confirm().orderId),
+    });
+    expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 0, sold: 2 });
+    expect(c.reported).toEqual(['started', `confirmed ${c.order.confirm().orderId}`]);
+  });
+
+  it('a repeat answers CONFIRMED and sells nothing more', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    await c.saga.confirm(c.order.confirm(), T0);
+    expect(await c.saga.confirm(c.order.confirm(), at(60))).toEqual({ status: 'CONFIRMED' });
+    expect(await c.stock(c.productId)).toMatchObject({ sold: 2, reserved: 0 });
+  });
+
+  it('a cancelled order fails ConfirmationFailed', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    await c.saga.cancel(c.order.cancel('PAYMENT_DECLINED'), T0);
+    const error = await failure(c.saga.confirm(c.order.confirm(), T0));
+    expect(error.name).toBe('ConfirmationFailed');
+    expect(error.message).toMatch(/is CANCELLED/);
+  });
+
+  it('an order that holds no stock fails ConfirmationFailed', async () => {
+    const c = await anOrder();
+    const error = await failure(c.saga.confirm(c.order.confirm(), T0));
+    expect(error.name).toBe('ConfirmationFailed');
+    expect(error.message).toMatch(/holds no stock/);
+  });
+
+  it('past the deadline: fails DeadlineExceeded, writing nothing', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    expect((await failure(c.saga.confirm(c.order.confirm(), at(31)))).name).toBe('DeadlineExceeded');
+    expect(await c.stock(c.productId)).toMatchObject({ reserved: 2, sold: 0 });
+  });
+
+  it('with a stale order handed on (cancelled meanwhile), its write fails, and the retry reads and refuses', async () => {
+    const c = await anOrder();
+    const reserved = await c.saga.reserve(c.order.reserve(), T0);
+    if (!reserved.proceed) throw new Error('expected to proceed');
+    await c.saga.cancel(c.order.cancel('TIMEOUT'), T0);
+    const writes = c.events.calls.write;
+    const error = await failure(
+      c.saga.confirm(c.order.confirm({ order: reserved.order, shards: reserved.shards }), T0),
+    );
+    expect(error.name).toBe('ConfirmationFailed');
+    expect(c.events.calls.write).toBe(writes + 1);
+    expect(await c.stock(c.productId)).toMatchObject({ available: 10, reserved: 0, sold: 0 });
+  });
+});
+
+describe('CancelOrder (compensation) and the sweeper', () => {
+  it('cancels, gives the stock back, refunds the payment and the credit, in one transaction', async () => {
+    const c = await anOrder();
+    const orderId = c.order.cancel('CONFIRMATION_FAILED').orderId;
+    await c.saga.reserve(c.order.reserve(), T0);
+    await c.saga.capture(c.order.capture(), T0);
+    const writes = c.events.calls.write;
+    expect(await c.saga.cancel(c.order.cancel('CONFIRMATION_FAILED'), T0)).toEqual({
+      cancelled: true,
+      reason: 'CONFIRMATION_FAILED',
+    });
+    expect(c.events.calls.write).toBe(writes + 1);
+    expect(await c.orders.order(orderId)).toMatchObject({
+      status: 'CANCELLED',
+      cancellationReason: 'CONFIRMATION_FAILED',
+      paymentId: paymentIdFor(orderId),
+    });
+    expect(await c.stock(c.productId)).toMatchObject({ available: 10, reserved: 0 });
+    expect((await c.stores.payments.load(paymentIdFor(orderId))).state?.status).toBe('REFUNDED');
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(0);
+    expect(c.reported).toContain(`cancelled ${orderId} CONFIRMATION_FAILED`);
+  });
+
+  it('with no payment taken: voids it, and the order names none', async () => {
+    const c = await anOrder();
+    const orderId = c.order.cancel('OUT_OF_STOCK').orderId;
+    await c.saga.cancel(c.order.cancel('OUT_OF_STOCK'), T0);
+    expect(await c.orders.order(orderId)).not.toHaveProperty('paymentId');
+    expect((await c.stores.payments.load(paymentIdFor(orderId))).state?.status).toBe('VOIDED');
+  });
+
+  it('with a declined payment: names it, refunds nothing', async () => {
+    const c = await anOrder({ creditLimitCents: 100 });
+    const orderId = c.order.cancel('PAYMENT_DECLINED').orderId;
+    await failure(c.saga.capture(c.order.capture(), T0));
+    await c.saga.cancel(c.order.cancel('PAYMENT_DECLINED'), T0);
+    expect(await c.orders.order(orderId)).toMatchObject({
+      status: 'CANCELLED',
+      paymentId: paymentIdFor(orderId),
+    });
+    expect((await c.stores.payments.load(paymentIdFor(orderId))).state?.status).toBe('DECLINED');
+  });
+
+  it('an execution that lost the claim leaves the owner’s order alone', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    expect(await c.saga.cancel(c.order.cancel('STEP_FAILED', `${EXECUTION}-bus`), T0)).toEqual({
+      cancelled: false,
+      reason: 'STEP_FAILED',
+    });
+    expect((await c.orders.order(c.order.cancel('TIMEOUT').orderId))?.status).toBe('PENDING');
+  });
+
+  it('a final order is left as it is', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    await c.saga.confirm(c.order.confirm(), T0);
+    expect(await c.saga.cancel(c.order.cancel('TIMEOUT'), T0)).toEqual({
+      cancelled: false,
+      reason: 'TIMEOUT',
+    });
+    expect(await c.stock(c.productId)).toMatchObject({ sold: 2 });
+  });
+
+  it('the sweeper cancels whatever execution owns the order, with TIMEOUT', async () => {
+    const c = await anOrder();
+    const orderId = c.order.cancel('TIMEOUT').orderId;
+    await c.saga.reserve(c.order.reserve(), T0);
+    expect(await c.saga.cancelOrder(orderId, 'TIMEOUT', { now: at(40) })).toMatchObject({
+      status: 'PENDING',
+    });
+    expect(await c.orders.order(orderId)).toMatchObject({
+      status: 'CANCELLED',
+      cancellationReason: 'TIMEOUT',
+    });
+    expect(await c.stock(c.productId)).toMatchObject({ available: 10, reserved: 0 });
+  });
+
+  it('a cancellation and a confirmation racing: exactly one lands', async () => {
+    const c = await anOrder();
+    const reserved = await c.saga.reserve(c.order.reserve(), T0);
+    if (!reserved.proceed) throw new Error('expected to proceed');
+    const results = await Promise.allSettled([
+      c.saga.confirm(c.order.confirm({ order: reserved.order, shards: reserved.shards }), T0),
+      c.saga.cancel(c.order.cancel('TIMEOUT'), T0),
+    ]);
+    const order = await c.orders.order(c.order.confirm().orderId);
+    const stock = await c.stock(c.productId);
+    if (order?.status === 'CONFIRMED') {
+      expect(results[1]).toEqual({ status: 'fulfilled', value: { cancelled: false, reason: 'TIMEOUT' } });
+      expect(stock).toMatchObject({ sold: 2, reserved: 0, available: 8 });
+    } else {
+      expect(order?.status).toBe('CANCELLED');
+      expect(results[0]).toMatchObject({ status: 'rejected' });
+      expect(stock).toMatchObject({ sold: 0, reserved: 0, available: 10 });
+    }
+  });
+});
+
+describe('the in-memory store under the steps', () => {
+  it('is the one the steps write to: a lost race is a ConcurrencyError, as on DynamoDB', async () => {
+    const c = await anOrder();
+    const { orders } = c.stores;
+    const orderId = c.order.reserve().orderId;
+    const loaded = await orders.load(orderId);
+    const error = await failure(c.events.write([orders.unchanged(orderId, loaded.version - 1)]));
+    expect(error).toBeInstanceOf(ConcurrencyError);
+  });
+});
