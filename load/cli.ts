@@ -1,6 +1,6 @@
 /**
- * `npm run seed -- [options]` and `npm run load -- <mix|smoke|soak> [options]`; see the README's
- * "Load testing" section. Exits non-zero when a run fails (a broken invariant; for smoke and soak also
+ * `npm run seed -- [options]` and `npm run load -- <mix|smoke|soak> [options]`; see
+ * docs/load-testing.md. Exits non-zero when a run fails (a broken invariant; for smoke and soak also
  * any error).
  */
 import { parseArgs } from 'node:util';

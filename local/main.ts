@@ -17,7 +17,7 @@ const { values } = parseArgs({
     'sweeper-grace-seconds': { type: 'string' },
     faults: { type: 'string' },
     'assembly-dir': { type: 'string' },
-    // Keep the data on disk here and resume from it (see the README's "Run locally"); default: in memory.
+    // Keep the data on disk here and resume from it (see docs/local-cloud.md, "Keeping the data"); default: in memory.
     'data-dir': { type: 'string' },
     'echo-function-logs': { type: 'boolean', default: false },
     'max-sandboxes': { type: 'string' },
