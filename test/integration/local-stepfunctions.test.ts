@@ -501,9 +501,14 @@ describe('local Step Functions', () => {
       failed: 3,
       stateTransitions: expect.any(Number),
       taskInvocations: expect.any(Number),
+      taskFailures: expect.any(Number),
+      taskRetries: expect.any(Number),
       billedExpressMs: expect.any(Number),
     });
     expect(sfn.stats.taskInvocations).toBeGreaterThanOrEqual(10);
+    // The failed executions above failed in a Task; a retry is only ever of a failed attempt.
+    expect(sfn.stats.taskFailures).toBeGreaterThan(0);
+    expect(sfn.stats.taskRetries).toBeLessThanOrEqual(sfn.stats.taskFailures);
     // Each execution is billed at least 100 ms, in steps of 100 ms.
     expect(sfn.stats.billedExpressMs).toBeGreaterThanOrEqual(600);
     expect(sfn.stats.billedExpressMs % 100).toBe(0);
