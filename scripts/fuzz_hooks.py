@@ -241,10 +241,20 @@ def _remembered_refusal(request: requests.PreparedRequest, response: Any, writes
     return code != "IDEMPOTENCY_KEY_REUSED" and all(IDEMPOTENCY_TABLE.match(table) for table in writes)
 
 
+def _valid_id(value: Any) -> bool:
+    """
+    Whether a generated id is valid as the document says ids are (1 to 128
+    characters): only such a value is swapped for a real id, so a case
+    Schemathesis generated invalid on purpose stays invalid (swapping an empty
+    id for a real one made its negative-data check see a valid order accepted).
+    """
+    return isinstance(value, str) and 1 <= len(value) <= 128
+
+
 def _with_real_ids(generated: Any, name: str) -> Any:
     """The generated value or one of the seeded ids for `name`, chosen by Hypothesis (so a seed replays it)."""
     ids = FIXTURES.get(name)
-    if not ids:
+    if not ids or not _valid_id(generated):
         return st.just(generated)
     return st.sampled_from([generated, *ids])
 
@@ -272,7 +282,9 @@ def flatmap_body(ctx: Any, body: Any) -> Any:
             st.permutations(products), st.lists(st.booleans(), min_size=len(items), max_size=len(items))
         ).map(
             lambda drawn: [
-                {**item, "productId": drawn[0][n]} if drawn[1][n] and n < len(products) else item
+                {**item, "productId": drawn[0][n]}
+                if drawn[1][n] and n < len(products) and _valid_id(item["productId"])
+                else item
                 for n, item in enumerate(items)
             ]
         )
