@@ -53,6 +53,14 @@ export interface StageConfig {
   readonly reservationTtl: Duration;
   /** How often the expiry sweeper runs; a reservation may outlive `expiresAt` by up to this. */
   readonly expirySweepInterval: Duration;
+  /**
+   * How long Lambda gathers a table's stream records before it invokes a
+   * consumer (the projectors, the outbox relay) with a batch: no request
+   * waits on them (reads by id come from the event store, and the placing
+   * request starts its saga itself), so fewer, larger batches only cost
+   * freshness of the product views and the bus's copy of `OrderPlaced`.
+   */
+  readonly streamBatchingWindow: Duration;
   /** Stock shards: one per this many units at creation, at most `maxStockShards`. */
   readonly stockUnitsPerShard: number;
   readonly maxStockShards: number;
@@ -79,6 +87,7 @@ const shared = {
   sweeperGrace: Duration.seconds(60),
   reservationTtl: Duration.minutes(15),
   expirySweepInterval: Duration.minutes(1),
+  streamBatchingWindow: Duration.seconds(1),
   stockUnitsPerShard: 1250,
   maxStockShards: 64,
 } as const;

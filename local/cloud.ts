@@ -362,6 +362,13 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       routes: api.routeKeys,
       tables: [...tables.keys()],
       eventSourceMappings: pollers.map((p) => p.spec.logicalId),
+      /** How each mapping batches: its size and its gathering window (from the template). */
+      mappingBatching: Object.fromEntries(
+        pollers.map(({ spec }) => [
+          spec.logicalId,
+          { batchSize: spec.batchSize, batchingWindowMs: spec.batchingWindowMs },
+        ]),
+      ),
       rules: bus.rules.map((r) => r.logicalId),
       stateMachines: stepFunctions.stateMachines.map((m) => m.logicalId),
       buses: bus.busNames,

@@ -20,6 +20,8 @@ export interface MappingSpec {
   readonly tableLogicalId: string;
   readonly streamArn: string;
   readonly batchSize: number;
+  /** MaximumBatchingWindowInSeconds, in ms: how long records are gathered before a batch is delivered. */
+  readonly batchingWindowMs: number;
   readonly maximumRetryAttempts: number;
   readonly bisectOnError: boolean;
   readonly reportBatchItemFailures: boolean;
@@ -75,6 +77,7 @@ export function mappingSpecs(
       tableLogicalId: tableLogicalId!,
       streamArn: table.streamArn,
       batchSize: Number(p.BatchSize ?? 100),
+      batchingWindowMs: Number(p.MaximumBatchingWindowInSeconds ?? 0) * 1000,
       // CloudFormation's -1 (or absent) means retry until the record expires; locally, bounded.
       maximumRetryAttempts: p.MaximumRetryAttempts === undefined ? 10_000 : Number(p.MaximumRetryAttempts),
       bisectOnError: p.BisectBatchOnFunctionError === true,
@@ -114,15 +117,19 @@ export interface StreamPosition {
  * One event source mapping: reads its table's stream from the start, shard by
  * shard, and invokes the function with batches as Lambda does — partial batch
  * failures, bisecting a failing batch, bounded retries, and what still fails
- * sent to the on-failure destination. It polls again as soon as a write to
- * its table is seen, and otherwise every 0.5 s, backing off to every 4 s
+ * sent to the on-failure destination. It polls again once a write to its
+ * table is seen and the mapping's batching window has passed (or a batch's
+ * worth of writes was seen), and otherwise every 0.5 s, backing off to every 4 s
  * while the stream stays idle.
  */
 export class StreamPoller {
   private stopped = false;
   private wake?: () => void;
-  /** A write was seen since the last poll began, or a poll must be repeated: poll again (after POKE_COLLECT_MS). */
+  /** A write was seen since the last poll began, or a poll must be repeated: poll again (after the gathering). */
   private poked = false;
+  /** Writes seen while gathering a batch; a batch's worth ends the gathering early, as a full batch does on Lambda. */
+  private writesGathered = 0;
+  private gathered?: () => void;
   /** Each shard's next iterator; null once the shard is closed and read to its end. */
   private readonly iterators = new Map<string, string | null>();
   private shardsChanged = true;
@@ -180,17 +187,38 @@ export class StreamPoller {
   poke() {
     this.poked = true;
     this.wake?.();
+    if (++this.writesGathered >= this.spec.batchSize) this.gathered?.();
+  }
+
+  /**
+   * Waits while writes gather: the mapping's batching window (Lambda's
+   * MaximumBatchingWindowInSeconds), at least POKE_COLLECT_MS, and no longer
+   * once a batch's worth of writes was seen (a transaction counts as one
+   * write here, so a batch of them may wait its whole window).
+   */
+  private gather(): Promise<void> {
+    this.writesGathered = 0;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(POKE_COLLECT_MS, this.spec.batchingWindowMs));
+      this.gathered = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      this.gathered = undefined;
+    });
   }
 
   async stop() {
     this.stopped = true;
     this.wake?.();
+    this.gathered?.();
     await this.loop;
   }
 
   private async run() {
     while (!this.stopped) {
-      if (this.poked) await new Promise((resolve) => setTimeout(resolve, POKE_COLLECT_MS));
+      if (this.poked && !this.stopped) await this.gather();
       this.poked = false;
       let delivered = 0;
       let full = false;

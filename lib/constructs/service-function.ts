@@ -49,11 +49,13 @@ export class ServiceFunction extends Construct {
   /** Its entry under `functions/`. */
   readonly entry: string;
   readonly watchlist: Watchlist;
+  readonly config: StageConfig;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
     this.entry = props.entry;
     this.watchlist = props.watchlist;
+    this.config = props.config;
     const logGroup = new logs.LogGroup(this, 'Logs', {
       retention: props.config.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.config.removalPolicy,

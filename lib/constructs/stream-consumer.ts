@@ -46,7 +46,8 @@ export class DeadLetterQueue extends Construct {
 
 /**
  * Feeds a table's stream to a function the way every consumer here is fed:
- * from the start of the stream, partial batch failures reported, a failing
+ * from the start of the stream, in batches gathered over the stage's
+ * `streamBatchingWindow`, partial batch failures reported, a failing
  * batch bisected to isolate the bad record, bounded retries, and the
  * records that still fail sent to a dead-letter queue. With filter patterns,
  * Lambda drops the records that match none of them before invoking `fn`.
@@ -63,6 +64,7 @@ export function consumeStream(
     new DynamoEventSource(table, {
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
       batchSize: 100,
+      maxBatchingWindow: consumer.config.streamBatchingWindow,
       bisectBatchOnError: true,
       retryAttempts: 5,
       maxRecordAge: Duration.hours(1),

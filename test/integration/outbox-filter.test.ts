@@ -80,4 +80,28 @@ describe('the outbox publishes only integration events', () => {
     expect(relayAfter.filtered - relayBefore.filtered).toBeGreaterThanOrEqual(3);
     expect(relayAfter.failedToDestination - relayBefore.failedToDestination).toBe(0);
   }, 120_000);
+
+  test("the relay's records are gathered over the mapping's batching window, not delivered one by one", async () => {
+    const { mappingBatching } = await localAdmin<{
+      mappingBatching: Record<string, { batchSize: number; batchingWindowMs: number }>;
+    }>('wiring');
+    // The stage's streamBatchingWindow, as the template's MaximumBatchingWindowInSeconds says it.
+    expect(mappingBatching[relay]).toEqual({ batchSize: 100, batchingWindowMs: 1000 });
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1000 });
+    const before = await quietStats(relay);
+    // Five orders 100 ms apart: all inside one window that opens at the first one's write.
+    for (let i = 0; i < 5; i++) {
+      const placed = await post('/orders', {
+        customerId: customer.customerId,
+        items: [{ productId: product.productId, quantity: 1 }],
+      });
+      expect(placed.status).toBe(202);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const after = await quietStats(relay);
+    expect(after.streams[relay]!.records - before.streams[relay]!.records).toBe(5);
+    // One batch (two if a poll of an earlier write fell at the very start): never one per order.
+    expect(after.streams[relay]!.batches - before.streams[relay]!.batches).toBeLessThanOrEqual(2);
+  }, 120_000);
 });
