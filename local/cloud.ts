@@ -379,7 +379,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
       cpu: cpuMeter.sinceReset(),
-      streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, p.stats])),
+      streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, { ...p.stats, pending: p.pending }])),
       eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),

@@ -130,6 +130,8 @@ export class StreamPoller {
   /** Writes seen while gathering a batch; a batch's worth ends the gathering early, as a full batch does on Lambda. */
   private writesGathered = 0;
   private gathered?: () => void;
+  /** Reading the stream or delivering what it read. */
+  private polling = false;
   /** Each shard's next iterator; null once the shard is closed and read to its end. */
   private readonly iterators = new Map<string, string | null>();
   private shardsChanged = true;
@@ -209,6 +211,15 @@ export class StreamPoller {
     });
   }
 
+  /**
+   * Whether records may be on their way to the function: a write was seen and
+   * not yet read, a batch is being gathered, or the stream is being read or
+   * its records delivered. A quiescent cloud has no mapping pending.
+   */
+  get pending(): boolean {
+    return this.poked || this.gathered !== undefined || this.polling;
+  }
+
   async stop() {
     this.stopped = true;
     this.wake?.();
@@ -218,6 +229,7 @@ export class StreamPoller {
 
   private async run() {
     while (!this.stopped) {
+      this.polling = true;
       if (this.poked && !this.stopped) await this.gather();
       this.poked = false;
       let delivered = 0;
@@ -237,6 +249,7 @@ export class StreamPoller {
           this.log(`stream ${this.spec.logicalId}: ${message}`);
         this.lastError = message;
       }
+      this.polling = false;
       if (delivered > 0) this.idlePolls = 0;
       // A full page may have more behind it; a write seen meanwhile has too. Otherwise wait for the next.
       if (full || this.poked) continue;

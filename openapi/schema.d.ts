@@ -821,7 +821,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -909,7 +909,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1044,7 +1044,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1133,7 +1133,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1290,7 +1290,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1386,7 +1386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReservationCommittedError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1544,7 +1544,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1737,7 +1737,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1832,7 +1832,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -1925,7 +1925,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2012,7 +2012,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2061,7 +2061,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */
@@ -2110,7 +2110,7 @@ export interface operations {
                     "text/html; charset=utf-8": string;
                 };
             };
-            /** @description Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before sending the same request again. */

@@ -100,7 +100,13 @@ def _activity() -> tuple[dict[str, Any], Any, bool]:
         sorted(_writes(stats).items()),
         sorted((fn, p.get("invocations", 0)) for fn, p in pools.items()),
     )
-    in_flight = _running(stats) > 0 or any(p.get("busy", 0) + p.get("queued", 0) + p.get("paused", 0) for p in pools.values())
+    # A stream mapping gathering a batch over its window (or delivering one) has records on their way.
+    pending = any(m.get("pending", False) for m in stats.get("streams", {}).values())
+    in_flight = (
+        _running(stats) > 0
+        or pending
+        or any(p.get("busy", 0) + p.get("queued", 0) + p.get("paused", 0) for p in pools.values())
+    )
     return stats, moving, in_flight
 
 

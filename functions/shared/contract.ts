@@ -242,7 +242,7 @@ export const operationOf = <R extends Readonly<Record<string, string>>>(
 export const commonResponses: Readonly<Record<number, ResponseSpec>> = {
   429: {
     description:
-      'Throttled (the stage’s limits, or locally admission control): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`.',
+      'Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`.',
     schema: responseSchema(z.union([ThrottledError, GatewayMessage]), { id: 'Throttled' }),
     headers: ['retry-after'],
   },

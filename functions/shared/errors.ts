@@ -48,3 +48,39 @@ export class AlreadyCreated extends Error {
     this.name = 'AlreadyCreated';
   }
 }
+
+/**
+ * AWS refusing a call for capacity (throttling, a hot key, a transaction
+ * holding the item) after the SDK's own retries, or a command that lost every
+ * retry to concurrent writers: not a fault of the request, and the refused
+ * write did not happen (a use case writes once, last), so the request is
+ * answered `429 THROTTLED` and may be sent again.
+ */
+const CAPACITY_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+]);
+const CAPACITY_CANCELLATIONS = new Set([
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'TransactionConflict',
+]);
+
+export function isCapacityRefusal(error: unknown): boolean {
+  if (error instanceof ConcurrencyError) return true;
+  const { name, CancellationReasons } = error as {
+    name?: string;
+    CancellationReasons?: readonly { Code?: string }[];
+  };
+  if (name !== undefined && CAPACITY_ERRORS.has(name)) return true;
+  // A transaction cancelled for capacity only (a failed condition would have been a ConcurrencyError).
+  return (
+    name === 'TransactionCanceledException' &&
+    (CancellationReasons ?? []).some((r) => r.Code !== undefined && CAPACITY_CANCELLATIONS.has(r.Code))
+  );
+}
+
+/** The contract's answer to a refusal for capacity: try again in a second. */
+export const throttled = (message: string) => new ClientError(429, 'THROTTLED', message);

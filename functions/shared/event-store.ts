@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -293,6 +297,13 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
       throw new ConcurrencyError(appends.map((a) => a.aggregateId));
+    }
+    // A single write to an item a transaction is changing right now: lost to that writer, item not (yet) there.
+    if (error instanceof TransactionConflictException) {
+      throw new ConcurrencyError(
+        appends.map((a) => a.aggregateId),
+        [],
+      );
     }
     if (error instanceof TransactionCanceledException) {
       const reasons = error.CancellationReasons ?? [];

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { ClientError, validationError } from './errors';
+import { ClientError, isCapacityRefusal, throttled, validationError } from './errors';
 import { logger } from './powertools';
 import type { Routes } from './seams';
 
@@ -34,8 +34,15 @@ export const json = (
   body: JSON.stringify(payload),
 });
 
+/** Seconds a client waits before it sends a refused (`429`) request again. */
+const RETRY_AFTER_SECONDS = 1;
+
 export const errorResult = (error: ClientError): HttpResult =>
-  json(error.status, { error: { code: error.code, message: error.message, details: error.details } });
+  json(
+    error.status,
+    { error: { code: error.code, message: error.message, details: error.details } },
+    error.status === 429 ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {},
+  );
 
 /** Parses `input` with `schema`, or throws a 400 naming every offending field. */
 export function validate<T>(schema: z.ZodType<T>, input: unknown): T {
@@ -120,6 +127,10 @@ export function httpHandler<R extends Routes>(
       return withCorrelation(await route(request));
     } catch (error) {
       if (error instanceof ClientError) return withCorrelation(errorResult(error));
+      if (isCapacityRefusal(error)) {
+        logger.warn('request refused for capacity', error as Error);
+        return withCorrelation(errorResult(throttled('the platform is busy; send the request again')));
+      }
       logger.error('request failed', error as Error);
       return withCorrelation(
         json(500, {

@@ -8,7 +8,7 @@ import {
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { documents, dynamo, fromEnvironment } from './aws';
-import { AlreadyCreated, ClientError, ConcurrencyError, validationError } from './errors';
+import { AlreadyCreated, ClientError, ConcurrencyError, throttled, validationError } from './errors';
 import { errorResult, type HttpRequest, type HttpResult } from './http';
 import { newId } from './ids';
 import { idempotencyEnvironment } from './seams';
@@ -178,11 +178,7 @@ export function idempotentCommand<Input>(
           continue;
         }
         if (error instanceof IdempotencyAlreadyInProgressError) {
-          throw new ClientError(
-            429,
-            'THROTTLED',
-            'a request with this Idempotency-Key is still in progress; retry later',
-          );
+          throw throttled('a request with this Idempotency-Key is still in progress; retry later');
         }
         throw error;
       }

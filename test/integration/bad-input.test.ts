@@ -1,4 +1,4 @@
-import { apiUrl, createCustomer, createProduct, get, localAdmin, post } from '../support/api';
+import { apiUrl, createCustomer, createProduct, get, post, quiescentWrites } from '../support/api';
 import { checkAnswer } from '../support/contract';
 
 /**
@@ -686,30 +686,6 @@ async function send(
   return { status: response.status, text, body };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Stats {
-  writes: Record<string, { itemWrites: number }>;
-}
-const writesByTable = async () => {
-  const { writes } = await localAdmin<Stats>('stats');
-  return Object.fromEntries(Object.entries(writes).map(([table, t]) => [table, t.itemWrites]));
-};
-const total = (w: Record<string, number>) => Object.values(w).reduce((a, b) => a + b, 0);
-
-/** Waits until no write happens for 300 ms (stream projectors catch up on earlier writes). */
-async function quiescent(timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = await writesByTable();
-  for (;;) {
-    await sleep(300);
-    const next = await writesByTable();
-    if (total(next) === total(last)) return next;
-    if (Date.now() > deadline) throw new Error(`writes did not settle: ${JSON.stringify(next)}`);
-    last = next;
-  }
-}
-
 const STACK_TRACE = /\n\s+at |\bat [\w.<>]+ \(|\.[jt]s:\d+|node_modules|webpack:|Error: /;
 
 function expectContractError(
@@ -764,21 +740,20 @@ beforeAll(async () => {
     reservationId: held.body.reservationId,
     otherReservationId: otherHeld.body.reservationId,
   };
-  await quiescent();
+  await quiescentWrites();
   expect(await aggregateOf('product')).toEqual({ available: 8, reserved: 2, sold: 0 });
 });
 
 describe.each(routes)('%s', (_route, cases) => {
   test.each(cases)('$name → $status $code', async (c) => {
     const aggregates = c.aggregates ?? [];
-    const before = await quiescent();
+    const before = await quiescentWrites();
     const aggregatesBefore = await Promise.all(aggregates.map(aggregateOf));
 
     const r = await send(apiUrl(), c.method, c.path(fx), c.body?.(fx), c.headers);
     expectContractError(r, c, c.ids?.(fx) ?? []);
 
-    await sleep(200);
-    expect(await writesByTable()).toEqual(before);
+    expect(await quiescentWrites()).toEqual(before);
     expect(await Promise.all(aggregates.map(aggregateOf))).toEqual(aggregatesBefore);
   });
 });

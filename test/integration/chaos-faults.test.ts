@@ -21,6 +21,7 @@ import {
   invokeFunction,
   localAdmin,
   placeAndSettle,
+  post,
 } from '../support/api';
 
 /**
@@ -154,6 +155,11 @@ describe('DynamoDB refusing calls', () => {
     expect(conflict).toBeInstanceOf(ConcurrencyError);
     expect((conflict as ConcurrencyError).aggregateIds).toHaveLength(1);
     expect((conflict as ConcurrencyError).existing).toEqual([]);
+    // A single write (a plain conditional put) meeting a transaction on its item is the same race.
+    meter.setDynamoFaults([{ error: 'TransactionConflict', rate: 1, operations: ['PutItem'] }]);
+    const single = await appendAtomically(documents, [appends[0]!]).catch((e: unknown) => e);
+    expect(single).toBeInstanceOf(ConcurrencyError);
+    expect((single as ConcurrencyError).existing).toEqual([]);
     meter.setDynamoFaults([]);
     await appendAtomically(documents, appends);
     // Written once, the same appends fail their conditions: those items do exist.
@@ -170,7 +176,10 @@ describe('DynamoDB refusing calls', () => {
       { error: 'ThrottlingException', rate: 1, operations: ['Query', 'GetItem'] },
     ]);
     const refused = await get(`/customers/${customer.customerId}`);
-    expect(refused.status).toBe(500);
+    // Refused for capacity once the SDK's retries are spent: the contract's 429, to be sent again.
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.body).toMatchObject({ error: { code: 'THROTTLED' } });
     // A saga step sees the refusal as AWS's throttling error, which it classifies as worth retrying.
     const step = await invokeFunction('SagaSteps', {
       action: 'capture',
@@ -185,6 +194,26 @@ describe('DynamoDB refusing calls', () => {
     expect(['TransientError', 'Sandbox.Timedout']).toContain((step.body as { errorType: string }).errorType);
     await admin('faults/dynamodb', []);
     expect((await get(`/customers/${customer.customerId}`)).status).toBe(200);
+  });
+});
+
+describe('a single write meeting a transaction on its item', () => {
+  test('is answered 429 with Retry-After, having written nothing', async () => {
+    const conflicts = [{ error: 'TransactionConflict', rate: 1, operations: ['PutItem'] }];
+    const key = `conflict-${Date.now()}`;
+    const body = { name: 'Conflicted', email: 'conflicted@example.com' };
+    await admin('faults/dynamodb', conflicts);
+    const refused = await post('/customers', body, { 'idempotency-key': key });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.body).toMatchObject({ error: { code: 'THROTTLED' } });
+    // The refused request changed nothing: sent again with its key, it creates the customer now.
+    await admin('faults/dynamodb', []);
+    const again = await post<{ customerId: string; name: string }>('/customers', body, {
+      'idempotency-key': key,
+    });
+    expect(again.status).toBe(201);
+    expect(again.body.name).toBe('Conflicted');
   });
 });
 

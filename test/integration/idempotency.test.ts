@@ -5,8 +5,8 @@ import {
   createProduct,
   eventually,
   get,
-  localAdmin,
   post,
+  quiescentWrites,
 } from '../support/api';
 
 /**
@@ -35,7 +35,6 @@ interface OrderView {
 
 const newKey = () => `idem-${randomUUID()}`;
 const withKey = (key: string) => ({ 'idempotency-key': key });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What a client can compare between two answers. */
 const answer = (r: ApiResponse<unknown>) => ({
@@ -51,36 +50,13 @@ const stock = async (productId: string) => {
   return { available: body.available, reserved: body.reserved, sold: body.sold };
 };
 
-interface Stats {
-  writes: Record<string, { itemWrites: number }>;
-}
-/** Item writes per table, leaving out the idempotency table (a replay may look its record up by a conditional put). */
-const domainWrites = async () => {
-  const { writes } = await localAdmin<Stats>('stats');
-  return Object.fromEntries(
-    Object.entries(writes)
-      .filter(([table]) => !/idempotency/i.test(table))
-      .map(([table, t]) => [table, t.itemWrites]),
-  );
-};
-const sum = (w: Record<string, number>) => Object.values(w).reduce((a, b) => a + b, 0);
-async function quiescent(timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = await domainWrites();
-  for (;;) {
-    await sleep(300);
-    const next = await domainWrites();
-    if (sum(next) === sum(last)) return next;
-    if (Date.now() > deadline) throw new Error(`writes did not settle: ${JSON.stringify(next)}`);
-    last = next;
-  }
-}
+/** Item writes per table once settled, leaving out the idempotency table (a replay may look its record up by a conditional put). */
+const quiescent = () => quiescentWrites(/idempotency/i);
 
 /** Runs `repeat` once everything before it has settled, and expects it to write nothing outside the idempotency table. */
 async function expectNoDomainWrites(repeat: () => Promise<unknown>) {
   const before = await quiescent();
   await repeat();
-  await sleep(300);
   expect(await quiescent()).toEqual(before);
 }
 

@@ -148,6 +148,43 @@ export async function localAdmin<T = Record<string, unknown>>(
   return (await response.json()) as T;
 }
 
+interface QuiescenceStats {
+  writes: Record<string, { itemWrites: number }>;
+  streams: Record<string, { pending: boolean }>;
+  stepFunctions: { running: number };
+}
+
+/**
+ * Item writes per table once the cloud is quiescent: no saga execution
+ * running, no stream mapping with records on their way (a batch gathering
+ * over its window, or being delivered), and no write for `stillMs`, so that
+ * every write an earlier request caused has landed. Tables whose name
+ * matches `leaveOut` are not counted.
+ */
+export async function quiescentWrites(leaveOut?: RegExp, stillMs = 100, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  const sample = async () => {
+    const stats = await localAdmin<QuiescenceStats>('stats');
+    const writes = Object.fromEntries(
+      Object.entries(stats.writes)
+        .filter(([table]) => !leaveOut?.test(table))
+        .map(([table, t]) => [table, t.itemWrites]),
+    );
+    const busy = stats.stepFunctions.running > 0 || Object.values(stats.streams).some((s) => s.pending);
+    return { writes, busy, key: JSON.stringify(writes) };
+  };
+  let last = await sample();
+  let stillSince = Date.now();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const next = await sample();
+    if (next.busy || next.key !== last.key) stillSince = Date.now();
+    else if (Date.now() - stillSince >= stillMs) return next.writes;
+    if (Date.now() > deadline) throw new Error(`the cloud did not become quiescent: ${next.key}`);
+    last = next;
+  }
+}
+
 /** Injects failures into saga steps of the local cloud (an empty list clears them). */
 export async function setFaults(
   rules: { state: string; rate: number; error?: string; delayMs?: number; times?: number }[],

@@ -1,5 +1,5 @@
 import { fromEnvironment } from '../../shared/aws';
-import { ClientError, insufficientStock, notFound } from '../../shared/errors';
+import { ClientError, insufficientStock, notFound, throttled } from '../../shared/errors';
 import { type HttpRequest, httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCommand, idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
@@ -26,7 +26,7 @@ function refusal(rejection: InventoryRejection): ClientError {
     case 'INSUFFICIENT_STOCK':
       return insufficientStock(rejection.productId, rejection.requested, rejection.available);
     case 'CONTENDED':
-      return new ClientError(429, 'THROTTLED', 'too many concurrent reservations of this product; retry');
+      return throttled('too many concurrent reservations of this product; retry');
     case 'RESERVATION_COMMITTED':
       return new ClientError(
         409,
