@@ -1,11 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  EventPattern,
-  EventPatternError,
-  matchesPattern,
-  validatePattern,
-} from '../../local/eventbridge/pattern';
+import { EventPattern, EventPatternError, matchesPattern, validatePattern } from '../../eventbridge/pattern';
 
 interface PatternCase {
   readonly name: string;
