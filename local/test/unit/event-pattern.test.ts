@@ -9,7 +9,7 @@ interface PatternCase {
   readonly expected: boolean;
 }
 
-// The expectations are event-ruler's own (see test/integration/event-pattern-conformance.test.ts).
+// The expectations are event-ruler's own (see ../integration/event-pattern-conformance.test.ts).
 const cases = JSON.parse(
   readFileSync(join(__dirname, '..', 'fixtures', 'event-patterns.json'), 'utf8'),
 ) as PatternCase[];
