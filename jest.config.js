@@ -1,5 +1,8 @@
 // Three projects: unit (pure, no I/O), infra (CDK assertions on the synthesized
-// templates), integration (against DynamoDB Local and the local cloud).
+// templates), integration (against DynamoDB Local and the local cloud); and the
+// local cloud's own (local/jest.config.js: local-unit, local-integration).
+const local = require('./local/jest.config.js');
+
 const transform = { '^.+\\.ts$': 'ts-jest' };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
@@ -17,5 +20,6 @@ module.exports = {
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
     },
+    ...local.projects,
   ],
 };

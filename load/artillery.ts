@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withThisNode } from '@commerce/local-cloud';
 import { buildSync } from 'esbuild';
-import { withThisNode } from '../local/this-node';
 import type { ProcessorSettings } from './processor';
 import { expectedStatuses, OPERATIONS, type Operation, type Profile } from './profiles';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { CloudProcess } from '../local/cloud-process';
+import { CloudProcess } from '@commerce/local-cloud';
 import { LOAD_DIR } from './artillery';
 import {
   type Cell,

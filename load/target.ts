@@ -3,7 +3,7 @@
  * (for seeding and the invariant checks) and, for a local cloud, its admin
  * routes on the AWS endpoint (counters and memory).
  */
-import type { CpuTimes } from '../local/cpu';
+import type { CpuTimes } from '@commerce/local-cloud';
 
 export interface Target {
   /** The API's base URL, e.g. http://127.0.0.1:3000 or a stage's https URL. */

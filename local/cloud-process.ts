@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { withThisNode } from './this-node';
+import { localCloudCommand, readyUrls } from './local-process';
 
-const ROOT = join(__dirname, '..');
 const START_TIMEOUT_MS = 240_000;
 const EXIT_TIMEOUT_MS = 15_000;
 
@@ -92,23 +90,20 @@ export class CloudProcess {
 
   private async launch(): Promise<void> {
     this.output = '';
-    const args = [
-      join(ROOT, 'local', 'main.ts'),
-      '--port',
-      String(this.port),
-      '--aws-port',
-      String(this.port + 1),
-      '--data-dir',
-      this.options.dataDir,
-      ...(this.options.args ?? []),
-    ];
     // detached: the child leads a new process group (setsid), which a signal to -pgid reaches whole.
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), args, {
-      cwd: ROOT,
-      env: withThisNode(),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { command, args, options } = localCloudCommand(
+      [
+        '--port',
+        String(this.port),
+        '--aws-port',
+        String(this.port + 1),
+        '--data-dir',
+        this.options.dataDir,
+        ...(this.options.args ?? []),
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const child = spawn(command, args, options);
     this.child = child;
     this.starts++;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
@@ -145,12 +140,11 @@ export class CloudProcess {
         reject(new Error(`the local cloud did not start within ${timeoutMs} ms:\n${this.output}`));
       }, timeoutMs);
       const onReady = () => {
-        const api = /API listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.output);
-        const aws = /AWS endpoint \(.*?\) (http:\/\/127\.0\.0\.1:\d+)/.exec(this.output);
-        if (!api || !aws) return;
+        const urls = readyUrls(this.output);
+        if (!urls) return;
         finish();
-        this.apiUrl = api[1]!;
-        this.awsEndpoint = aws[1]!;
+        this.apiUrl = urls.apiUrl;
+        this.awsEndpoint = urls.awsEndpoint;
         resolve();
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {

@@ -21,7 +21,7 @@ export interface StartDynamoDbLocalOptions {
   port?: number;
   /** JVM heap ceiling (-Xmx) in MiB; default 256. */
   heapMb?: number;
-  /** JVM tuning flags in place of `defaultJvmFlags(heapMb)` (scripts/bench-dynamodb-local.ts compares them). */
+  /** JVM tuning flags in place of `defaultJvmFlags(heapMb)` (local/bench/dynamodb-local.ts compares them). */
   jvmFlags?: readonly string[];
   /**
    * Keep the database on disk in this directory (`-dbPath`; created if
@@ -104,7 +104,7 @@ function javaBinary(): string {
  * (`-XX:TieredStopAtLevel=1`). (jvmArgs adds IPv4 sockets, so the listener is
  * a plain 127.0.0.1 socket.)
  *
- * Measured with scripts/bench-dynamodb-local.ts (3,000 calls of warm-up, then
+ * Measured with local/bench/dynamodb-local.ts (3,000 calls of warm-up, then
  * the JVM's CPU time over the calls; min / median / max of 2–3 runs on this
  * shared 2-core machine; the other variants were no better):
  *

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { startLocalCloud } from './cloud';
 import { watchSources } from './reload';
 import { parseFaults } from './stepfunctions';
-import { PROJECT_ROOT } from './synth';
+import { appSources, PROJECT_ROOT } from './synth';
 
 // `npm start`: runs the synthesized app on 127.0.0.1 until Ctrl-C.
 const { values } = parseArgs({
@@ -30,8 +30,8 @@ const { values } = parseArgs({
   },
 });
 
-/** What `--watch` watches: the app's sources (as cdk.json's `watch.include` for `cdk watch`). */
-const WATCHED = ['bin', 'lib', 'functions', 'statemachines'];
+/** What `--watch` watches: the app's sources (cdk.json's `watch.include`, as for `cdk watch`). */
+const WATCHED = appSources();
 
 async function main() {
   const context: Record<string, string> = {};

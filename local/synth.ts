@@ -4,8 +4,31 @@ import { join, relative } from 'node:path';
 import { runCommand } from './run-command';
 import { withThisNode } from './this-node';
 
+/** The CDK app the local cloud runs: the project this package is a workspace of. */
 export const PROJECT_ROOT = join(__dirname, '..');
-const INPUTS = ['bin', 'lib', 'functions', 'statemachines', 'cdk.json', 'package-lock.json'];
+
+/**
+ * The app's sources, as its cdk.json names them for `cdk watch`
+ * (`watch.include`, directories or files; not globs, which this does not
+ * expand): the package knows no directory of the app by name.
+ */
+export function appSources(root = PROJECT_ROOT): string[] {
+  const config = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')) as {
+    watch?: { include?: unknown };
+  };
+  const include = config.watch?.include;
+  if (
+    !Array.isArray(include) ||
+    include.length === 0 ||
+    !include.every((p) => typeof p === 'string' && !/[*?[{]/.test(p))
+  ) {
+    throw new Error(
+      `${join(root, 'cdk.json')} names no sources in watch.include (directories or files, no globs): the local cloud could not tell when the app changed`,
+    );
+  }
+  return include;
+}
+
 const STAMP = '.local-synth-inputs';
 
 function* files(path: string): Generator<string> {
@@ -20,7 +43,8 @@ function* files(path: string): Generator<string> {
 /** A hash of everything the synthesized app depends on, and the context it is synthesized with. */
 function inputsHash(context: Record<string, string>): string {
   const hash = createHash('sha256');
-  for (const input of INPUTS) {
+  // What the synthesized app depends on: its sources, its CDK settings and its locked dependencies.
+  for (const input of [...appSources(), 'cdk.json', 'package-lock.json']) {
     for (const file of files(join(PROJECT_ROOT, input))) {
       hash.update(relative(PROJECT_ROOT, file)).update(readFileSync(file));
     }

@@ -21,7 +21,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startLocalCloud } from '../local/cloud';
+import { CACHE_DIR, startLocalCloud } from '@commerce/local-cloud';
 import { ensurePythonTool } from './python-tool';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
@@ -252,7 +252,7 @@ async function main() {
     const cloud = await startLocalCloud({
       port: 0,
       awsPort: 0,
-      assemblyDir: join(PROJECT_ROOT, 'local', '.cache', 'assembly-fuzz'),
+      assemblyDir: join(CACHE_DIR, 'assembly-fuzz'),
       log,
     });
     stopCloud = cloud.stop;

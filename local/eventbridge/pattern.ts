@@ -3,7 +3,7 @@
  *
  * The semantics are those of AWS's own matcher, the Java library event-ruler
  * (software.amazon.event.ruler, the version pinned in ./ruler/pom.xml), which
- * test/integration/event-pattern-conformance.test.ts checks this module against.
+ * local/test/integration/event-pattern-conformance.test.ts checks this module against.
  * Where event-ruler and the EventBridge documentation disagree, this follows
  * event-ruler. In particular:
  *

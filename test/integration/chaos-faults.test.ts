@@ -9,9 +9,9 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { installDynamoMeter } from '@commerce/local-cloud';
 import { ConcurrencyError } from '../../functions/shared/errors';
 import { appendAtomically } from '../../functions/shared/event-store';
-import { installDynamoMeter } from '../../local/lambda/dynamo-meter';
 import {
   awsEndpoint,
   createCustomer,

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CACHE_DIR, CloudProcess } from '@commerce/local-cloud';
 import { checkInvariants } from '../../load/invariants';
-import { CloudProcess } from '../../local/cloud-process';
 import { checkAnswer } from '../support/contract';
 
 /**
@@ -94,7 +94,7 @@ beforeAll(async () => {
       : {}),
     args: [
       '--assembly-dir',
-      join(__dirname, '..', '..', 'local', '.cache', 'assembly-crash'),
+      join(CACHE_DIR, 'assembly-crash'),
       '--saga-deadline-seconds',
       String(DEADLINE_S),
       '--sweeper-grace-seconds',

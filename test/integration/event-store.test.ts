@@ -3,6 +3,7 @@
 // several aggregates, snapshot loads, refolds and retries.
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '@commerce/local-cloud';
 import { ConcurrencyError } from '../../functions/shared/errors';
 import {
   AggregateStore,
@@ -13,7 +14,6 @@ import {
   retryOnConflict,
 } from '../../functions/shared/event-store';
 import type { DomainEvent, Fold } from '../../functions/shared/events';
-import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
 import { eventStoreContract } from '../support/event-store-contract';
 
 // The first run may fetch the jars with Maven; a cold JVM start takes a few seconds.

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { startLocalProcess } from '../support/local-process';
+import { CACHE_DIR, startLocalProcess } from '@commerce/local-cloud';
 
 /**
  * Starts one local cloud for the integration suite from its own assembly
@@ -11,7 +11,7 @@ export default async function globalSetup() {
     '--port',
     '0',
     '--assembly-dir',
-    join(__dirname, '..', '..', 'local', '.cache', 'assembly-test'),
+    join(CACHE_DIR, 'assembly-test'),
     '--schedule-interval-ms',
     '500',
   ]);

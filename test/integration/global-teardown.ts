@@ -1,4 +1,4 @@
-import type { LocalProcess } from '../support/local-process';
+import type { LocalProcess } from '@commerce/local-cloud';
 
 export default async function globalTeardown() {
   await (globalThis as { localCloud?: LocalProcess }).localCloud?.stop();

@@ -8,10 +8,15 @@ import {
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { readAssembly, resourcesOfType, type Template } from '../../local/assembly';
-import { CACHE_DIR } from '../../local/maven';
+import {
+  CACHE_DIR,
+  type LocalProcess,
+  readAssembly,
+  resourcesOfType,
+  startLocalProcess,
+  type Template,
+} from '@commerce/local-cloud';
 import { awsEndpoint } from '../support/api';
-import { type LocalProcess, startLocalProcess } from '../support/local-process';
 
 /**
  * IAM enforced locally: a call outside its function's role fails as on AWS.

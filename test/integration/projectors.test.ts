@@ -7,6 +7,7 @@
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '@commerce/local-cloud';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import {
   decideReservation,
@@ -26,7 +27,6 @@ import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../../functions/invento
 import { expiryPartition, type ProductViewItem, type ShardViewItem } from '../../functions/inventory/view';
 import { AggregateStore, DynamoDbEventStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
-import { type DynamoDbLocal, installDynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
 import { createProduct, restock } from '../support/inventory-decisions';
 
 // The first run may fetch the jars with Maven; a cold JVM start takes a few seconds.

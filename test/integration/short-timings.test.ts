@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { CACHE_DIR, type LocalProcess, startLocalProcess } from '@commerce/local-cloud';
 import { checkAnswer } from '../support/contract';
-import { type LocalProcess, startLocalProcess } from '../support/local-process';
 
 /**
  * Expiry and deadlines need timings of seconds, not the stage's minutes: this
@@ -51,7 +51,7 @@ beforeAll(async () => {
     '--port',
     '0',
     '--assembly-dir',
-    join(__dirname, '..', '..', 'local', '.cache', 'assembly-expiry'),
+    join(CACHE_DIR, 'assembly-expiry'),
     '--reservation-ttl-seconds',
     '1',
     '--saga-deadline-seconds',

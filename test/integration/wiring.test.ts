@@ -1,6 +1,11 @@
 import { join } from 'node:path';
-import { readAssembly, resourcesOfType } from '../../local/assembly';
-import { NOT_RUN_LOCALLY, RUN_LOCALLY } from '../../local/cloud';
+import {
+  CACHE_DIR,
+  NOT_RUN_LOCALLY,
+  RUN_LOCALLY,
+  readAssembly,
+  resourcesOfType,
+} from '@commerce/local-cloud';
 import { call, callOutsideContract, localAdmin } from '../support/api';
 
 interface Wiring {
@@ -9,10 +14,11 @@ interface Wiring {
   tables: string[];
   eventSourceMappings: string[];
   rules: string[];
+  stateMachines: string[];
   queues: string[];
 }
 
-const assembly = readAssembly(join(__dirname, '..', '..', 'local', '.cache', 'assembly-test'));
+const assembly = readAssembly(join(CACHE_DIR, 'assembly-test'));
 const ids = (type: string) =>
   resourcesOfType(assembly.template, type)
     .map(([id]) => id)
@@ -34,6 +40,8 @@ describe('the local cloud runs the whole synthesized template', () => {
     ['tables', 'AWS::DynamoDB::Table'],
     ['eventSourceMappings', 'AWS::Lambda::EventSourceMapping'],
     ['rules', 'AWS::Events::Rule'],
+    // The saga's ASL loaded by the local interpreter (it refuses a definition it cannot run).
+    ['stateMachines', 'AWS::StepFunctions::StateMachine'],
     ['queues', 'AWS::SQS::Queue'],
   ] as const)('every %s of the template is wired', (kind, type) => {
     expect([...wiring[kind]].sort()).toEqual(ids(type));

@@ -1,3 +1,4 @@
+import { awsRefusal, refusalFor, validateDuplicates, validateDynamoFaults } from '@commerce/local-cloud';
 import {
   type Cell,
   type CellObservation,
@@ -10,8 +11,6 @@ import {
   selectCells,
   TASK_TIMEOUT_SECONDS,
 } from '../../load/chaos-matrix';
-import { validateDuplicates } from '../../local/duplicates';
-import { awsRefusal, refusalFor, validateDynamoFaults } from '../../local/lambda/dynamo-faults';
 import asl from '../../statemachines/order-saga.asl.json';
 
 const matrix = chaosMatrix();

@@ -1,3 +1,4 @@
+import type { AslDefinition } from '@commerce/local-cloud';
 import {
   type ExecutionLike,
   executionFilter,
@@ -6,8 +7,7 @@ import {
   searchKey,
   stateGraph,
   stateResults,
-} from '../../local/console/saga-view';
-import type { AslDefinition } from '../../local/stepfunctions/definitions';
+} from '@commerce/local-cloud/saga-view';
 import orderSaga from '../../statemachines/order-saga.asl.json';
 
 const saga = orderSaga as unknown as AslDefinition;

@@ -1,8 +1,8 @@
 import type { PutEventsCommandOutput, PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { filterPatterns, passesFilters } from '@commerce/local-cloud';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { outgoingOf, publish } from '../../functions/outbox/handlers/publisher';
 import { INTEGRATION_EVENTS, streamFilterPatterns } from '../../functions/outbox/integration-events';
-import { filterPatterns, passesFilters } from '../../local/streams';
 import { eventItem, FILTER_CASES, streamRecord } from '../support/stream-records';
 
 const relayFilters = streamFilterPatterns(INTEGRATION_EVENTS);

@@ -1,9 +1,9 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Assembly, readAssembly, resolver } from '../../local/assembly';
-import { functionSpecs, LambdaRuntime } from '../../local/lambda/runtime';
-import { type FaultRule, LocalStepFunctions, parseFaults } from '../../local/stepfunctions';
+import { type Assembly, readAssembly, resolver } from '../../assembly';
+import { functionSpecs, LambdaRuntime } from '../../lambda/runtime';
+import { type FaultRule, LocalStepFunctions, parseFaults } from '../../stepfunctions';
 
 /**
  * Step Functions of the local cloud against a small assembly of its own
@@ -568,22 +568,5 @@ describe('construction', () => {
     expect(parseFaults(undefined)).toEqual([]);
     expect(() => parseFaults('X:rate=2')).toThrow(/rate/);
     expect(() => parseFaults('X:colour=red')).toThrow(/unknown field/);
-  });
-
-  test('the saga of this repo loads (asl-validator accepts it)', () => {
-    const text = readFileSync(join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'), 'utf8');
-    const dir = join(work, 'repo-saga');
-    const other = writeAssembly(dir, {
-      ...BASE_RESOURCES,
-      OrderSaga: {
-        Type: 'AWS::StepFunctions::StateMachine',
-        Properties: {
-          DefinitionString: text,
-          DefinitionSubstitutions: { SagaStepsFunction: { 'Fn::GetAtt': ['StepsFunction', 'Arn'] } },
-        },
-      },
-    });
-    const machines = new LocalStepFunctions(other, resolver(other), runtime, () => {});
-    expect(machines.stateMachines.map((m) => m.logicalId)).toContain('OrderSaga');
   });
 });

@@ -4,13 +4,13 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Assembly } from '../../local/assembly';
-import { resolver } from '../../local/assembly';
-import { dataDirLayout, lockDataDir } from '../../local/data-dir';
-import { DynamoJsonClient } from '../../local/dynamo-client';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
-import { LocalQueues } from '../../local/queues';
-import { createTables } from '../../local/tables';
+import type { Assembly } from '../../assembly';
+import { resolver } from '../../assembly';
+import { dataDirLayout, lockDataDir } from '../../data-dir';
+import { DynamoJsonClient } from '../../dynamo-client';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../dynamodb';
+import { LocalQueues } from '../../queues';
+import { createTables } from '../../tables';
 
 const START_TIMEOUT_MS = 180_000;
 

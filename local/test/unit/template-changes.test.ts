@@ -1,5 +1,5 @@
-import type { Resource, Template } from '../../local/assembly';
-import { templateChanges } from '../../local/reload';
+import type { Resource, Template } from '../../assembly';
+import { templateChanges } from '../../reload';
 
 /** What `npm start -- --watch` applies without a restart (a function's new bundle) and what it only reports. */
 const fn = (hash: string, environment: Record<string, string> = { STAGE: 'dev' }): Resource => ({

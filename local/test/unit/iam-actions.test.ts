@@ -1,4 +1,4 @@
-import { accessKeyOf, dynamoAuthorizations, endpointAuthorizations } from '../../local/iam-actions';
+import { accessKeyOf, dynamoAuthorizations, endpointAuthorizations } from '../../iam-actions';
 
 const table = (name: string) => `arn:aws:dynamodb:us-east-1:000000000000:table/${name}`;
 

@@ -1,4 +1,4 @@
-import { askForConsumedCapacity, consumedReadUnits, itemSize, itemWrites } from '../../local/capacity';
+import { askForConsumedCapacity, consumedReadUnits, itemSize, itemWrites } from '../../capacity';
 
 const partitionKeyOf = () => 'aggregateId';
 

@@ -1,5 +1,5 @@
 import { delimiter, dirname } from 'node:path';
-import { withThisNode } from '../../local/this-node';
+import { withThisNode } from '../../this-node';
 
 // The project installs its own Node.js 22 (the platform packages in package.json's optionalDependencies put
 // `node` in node_modules/.bin, which npm scripts and npx put first on PATH) and everything runs on it, as the

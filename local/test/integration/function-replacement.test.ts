@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FunctionSpec, LambdaRuntime } from '../../local/lambda/runtime';
+import { type FunctionSpec, LambdaRuntime } from '../../lambda/runtime';
 
 /**
  * What `npm start -- --watch` relies on: a function pointed at a new bundle

@@ -4,7 +4,7 @@ import {
   compilePolicies,
   type PolicyStatement,
   type Principal,
-} from '../../local/iam';
+} from '../../iam';
 
 const PRINCIPAL = 'arn:aws:sts::000000000000:assumed-role/ApiRole/ApiFunction';
 const TABLE = 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders';

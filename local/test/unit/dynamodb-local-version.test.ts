@@ -7,7 +7,7 @@ import { join } from 'node:path';
  * fetch that version. Bumping DynamoDB Local in the pom alone fails here,
  * before a local cloud starts a server half set up.
  */
-const DIR = join(__dirname, '..', '..', 'local', 'dynamodb');
+const DIR = join(__dirname, '..', '..', 'dynamodb');
 
 const only = (text: string, pattern: RegExp, what: string) => {
   const matches = [...text.matchAll(pattern)];

@@ -1,11 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  EventPattern,
-  EventPatternError,
-  matchesPattern,
-  validatePattern,
-} from '../../local/eventbridge/pattern';
+import { EventPattern, EventPatternError, matchesPattern, validatePattern } from '../../eventbridge/pattern';
 
 interface PatternCase {
   readonly name: string;
@@ -14,7 +9,7 @@ interface PatternCase {
   readonly expected: boolean;
 }
 
-// The expectations are event-ruler's own (see test/integration/event-pattern-conformance.test.ts).
+// The expectations are event-ruler's own (see ../integration/event-pattern-conformance.test.ts).
 const cases = JSON.parse(
   readFileSync(join(__dirname, '..', 'fixtures', 'event-patterns.json'), 'utf8'),
 ) as PatternCase[];

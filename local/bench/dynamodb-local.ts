@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DynamoJsonClient } from '../local/dynamo-client';
-import { defaultJvmFlags, startDynamoDbLocal } from '../local/dynamodb';
+import { DynamoJsonClient } from '../dynamo-client';
+import { defaultJvmFlags, startDynamoDbLocal } from '../dynamodb';
 
 /**
  * DynamoDB Local's CPU per call and memory under a JVM flag set: starts it
@@ -10,7 +10,7 @@ import { defaultJvmFlags, startDynamoDbLocal } from '../local/dynamodb';
  * time) and reads the JVM's CPU time (utime + stime, /proc/<pid>/stat) before
  * and after, and its resident memory at the end.
  *
- *   npx tsx scripts/bench-dynamodb-local.ts --calls 5000 --repeat 3 \
+ *   npx tsx local/bench/dynamodb-local.ts --calls 5000 --repeat 3 \
  *     --variant=default --variant="-Xmx256m -Xms32m -Xss512k -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
  *
  * A variant is a space-separated list of JVM flags, or "default". Variants are

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FunctionSpec, LambdaRuntime } from '../../local/lambda/runtime';
+import { type FunctionSpec, LambdaRuntime } from '../../lambda/runtime';
 
 /**
  * How the local Lambda runtime sizes its pools: a function starts another

@@ -1,6 +1,6 @@
-import type { Assembly } from '../../local/assembly';
-import type { KeptDocument } from '../../local/data-dir';
-import { LocalEventBridge, type RuleSpec } from '../../local/eventbridge/bus';
+import type { Assembly } from '../../assembly';
+import type { KeptDocument } from '../../data-dir';
+import { LocalEventBridge, type RuleSpec } from '../../eventbridge/bus';
 
 /**
  * A scheduled rule started on kept data (`--data-dir`) first fires the

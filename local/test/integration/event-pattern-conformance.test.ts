@@ -1,21 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { INTEGRATION_EVENTS, streamFilterPatterns } from '../../functions/outbox/integration-events';
-import {
-  EventPattern,
-  EventPatternError,
-  matchesPattern,
-  validatePattern,
-} from '../../local/eventbridge/pattern';
-import { RulerResult, rulerResults, rulerVerdicts } from '../../local/eventbridge/ruler';
-import { passesFilters } from '../../local/streams';
-import { FILTER_CASES } from '../support/stream-records';
+import { EventPattern, EventPatternError, matchesPattern, validatePattern } from '../../eventbridge/pattern';
+import { RulerResult, rulerResults, rulerVerdicts } from '../../eventbridge/ruler';
 
 /**
  * The local cloud's event-pattern matcher against AWS's own, event-ruler (Java): on every
  * fixture case, event-ruler's verdict must be the fixture's `expected` and matchesPattern's.
- * Needs Maven (the first time, to fetch the jars) and Java 17+.
+ * Needs Maven (the first time, to fetch the jars) and Java 17+. The project's own stream filters
+ * are checked against event-ruler the same way in its test/integration/stream-filter-conformance.test.ts.
  */
 
 interface PatternCase {
@@ -78,30 +71,6 @@ describe('event patterns: matchesPattern agrees with AWS event-ruler', () => {
       const rejected = (result: RulerResult | undefined): boolean => typeof result === 'object';
       expect(MALFORMED.filter((_pattern, index) => !rejected(results[index]))).toEqual([]);
       for (const pattern of MALFORMED) expect(() => validatePattern(pattern)).toThrow(EventPatternError);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('stream filters (Lambda FilterCriteria): the local poller agrees with AWS event-ruler', () => {
-  // Lambda filters a stream record with the EventBridge pattern syntax, applied to the record as the
-  // function gets it (`dynamodb.NewImage` in DynamoDB JSON): a record passes if any pattern matches.
-  const filters = streamFilterPatterns(INTEGRATION_EVENTS);
-
-  it('on the outbox relay’s filters, for records it must let through and records it must drop', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'event-ruler-'));
-    try {
-      const file = join(dir, 'stream-filters.json');
-      const pairs = FILTER_CASES.flatMap((c) => filters.map((pattern) => ({ pattern, event: c.record })));
-      writeFileSync(file, JSON.stringify(pairs));
-      const verdicts = rulerVerdicts(file);
-      const actual = FILTER_CASES.map((c, i) => ({
-        name: c.name,
-        ruler: verdicts.slice(i * filters.length, (i + 1) * filters.length).some(Boolean),
-        local: passesFilters(filters, c.record),
-      }));
-      expect(actual).toEqual(FILTER_CASES.map((c) => ({ name: c.name, ruler: c.passes, local: c.passes })));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -14,7 +14,7 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../dynamodb';
 
 const LISTEN = '0A';
 // The first run fetches the jars with Maven; a cold JVM start takes a few seconds.

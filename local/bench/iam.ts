@@ -1,25 +1,24 @@
-import { join } from 'node:path';
-import { readAssembly, resolver } from '../local/assembly';
-import { compilePolicies, type PrincipalPolicies } from '../local/iam';
-import { dynamoAuthorizations } from '../local/iam-actions';
-import { LocalPrincipals } from '../local/principals';
+import { resolve } from 'node:path';
+import { readAssembly, resolver } from '../assembly';
+import { compilePolicies, type PrincipalPolicies } from '../iam';
+import { dynamoAuthorizations } from '../iam-actions';
+import { LocalPrincipals } from '../principals';
 
 /**
  * What IAM enforced locally costs per call: the check a sandbox makes before
  * each DynamoDB request leaves (parse the body, list the (action, resource)
  * pairs, decide each from the principal's cache), measured on the real
- * template's roles (cdk.out, as `npm start` synthesizes it) for the calls
+ * template's roles (a cloud assembly: default ./cdk.out, as `npm start` synthesizes it) for the calls
  * the app makes most: a PutItem, a consistent Query, a two-item
  * TransactWriteItems. Also the first (uncached) decision, over a fresh
  * principal each time.
  *
- *   npx tsx scripts/bench-iam.ts [--calls 200000] [assembly dir]
+ *   npx tsx local/bench/iam.ts [--calls 200000] [assembly dir]
  */
 const args = process.argv.slice(2);
 const callsAt = args.indexOf('--calls');
 const calls = callsAt >= 0 ? Number(args[callsAt + 1]) : 200_000;
-const dir =
-  args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--calls') ?? join(__dirname, '..', 'cdk.out');
+const dir = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--calls') ?? resolve('cdk.out');
 
 const assembly = readAssembly(dir);
 // Stream ARNs as DynamoDB Local makes them (the policies of stream consumers name them).

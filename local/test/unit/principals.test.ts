@@ -1,6 +1,6 @@
-import { type Assembly, resolver } from '../../local/assembly';
-import { AccessDeniedError, authorize } from '../../local/iam';
-import { LocalPrincipals } from '../../local/principals';
+import { type Assembly, resolver } from '../../assembly';
+import { AccessDeniedError, authorize } from '../../iam';
+import { LocalPrincipals } from '../../principals';
 
 const ACCOUNT = '000000000000';
 const tableArn = (id: string) => `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/${id}`;

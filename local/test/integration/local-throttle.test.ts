@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Assembly } from '../../local/assembly';
-import { LocalHttpApi, type RouteSpec } from '../../local/http-api';
-import { FunctionError, LambdaRuntime, THROTTLED_ERROR } from '../../local/lambda/runtime';
-import { stageThrottles, TokenBucket } from '../../local/throttle';
+import type { Assembly } from '../../assembly';
+import { LocalHttpApi, type RouteSpec } from '../../http-api';
+import { FunctionError, LambdaRuntime, THROTTLED_ERROR } from '../../lambda/runtime';
+import { stageThrottles, TokenBucket } from '../../throttle';
 
 const templateWith = (stage: Record<string, unknown>) =>
   ({

@@ -1,0 +1,72 @@
+/**
+ * @commerce/local-cloud: the local cloud's one interface (see README.md).
+ *
+ * In: a synthesized CDK app (its cloud assembly). Out: a cloud on 127.0.0.1
+ * with its endpoints (the HTTP API's URL, the AWS endpoint's), its counters
+ * and `stop()`:
+ *
+ * ```ts
+ * const cloud = await startLocalCloud({ port: 0, assemblyDir: 'cdk.out' });
+ * await fetch(`${cloud.url}/customers/x`);
+ * const stats = await readLocalStats(cloud.awsEndpoint);
+ * await cloud.stop();
+ * ```
+ *
+ * The other exports are what a product's tests, load runs and scripts need
+ * beside it: the cloud as a child process (`npm start`'s command), DynamoDB
+ * Local on its own, the assembly reader, and the checks behind the cloud's
+ * fault and filter settings. Nothing else of the package is public.
+ */
+
+// The exports are in the order of their files (the formatter keeps them so); what each is for is in README.md.
+
+// The cloud assembly as the cloud reads it.
+export { type Assembly, type Resource, readAssembly, resourcesOfType, type Template } from './assembly';
+// The cloud in this process: started from an assembly; its endpoints, counters, reload and stop.
+export {
+  type LocalCloud,
+  type LocalCloudOptions,
+  NOT_RUN_LOCALLY,
+  RUN_LOCALLY,
+  startLocalCloud,
+} from './cloud';
+// The cloud as a process group on a data directory, to crash and restart (`npm start`'s command).
+export { CloudProcess, type CloudProcessOptions } from './cloud-process';
+// Where the cloud's CPU time went (part of its counters).
+export type { CpuTimes } from './cpu';
+// Duplicate delivery as POST /_local/faults/duplicates accepts it.
+export { type DuplicateDelivery, validateDuplicates } from './duplicates';
+// DynamoDB Local alone, for a store's tests against the real thing.
+export {
+  type DynamoDbLocal,
+  installDynamoDbLocal,
+  type StartDynamoDbLocalOptions,
+  startDynamoDbLocal,
+} from './dynamodb';
+// An EventBridge event pattern (and a stream filter's), as the cloud applies it.
+export type { EventPattern } from './eventbridge/pattern';
+// AWS's own matcher, event-ruler (Java), on a file of cases: what the cloud's matcher is checked against.
+export { type RulerResult, rulerVerdicts } from './eventbridge/ruler';
+// DynamoDB refusals as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
+export {
+  awsRefusal,
+  type DynamoFaultRule,
+  refusalFor,
+  validateDynamoFaults,
+} from './lambda/dynamo-faults';
+// The meter each sandbox installs on its DynamoDB calls (faults, counts), for a client outside a sandbox.
+export { installDynamoMeter } from './lambda/dynamo-meter';
+// The cloud as `npm start` runs it, in a child process.
+export { type LocalProcess, startLocalProcess } from './local-process';
+// Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
+export { CACHE_DIR } from './maven';
+// Its counters over HTTP (GET /_local/stats), from any process.
+export { type LocalStats, readLocalStats } from './stats';
+// Step Functions task faults (`--faults`, POST /_local/faults).
+export { type FaultRule, parseFaults } from './stepfunctions';
+// The saga console's model of a state machine (its pure view is the `./saga-view` subpath export).
+export type { AslDefinition } from './stepfunctions/definitions';
+// Stream filters as the pollers apply them.
+export { filterPatterns, passesFilters } from './streams';
+// The environment that runs a child's Node scripts on the Node running this process (the project's Node 22).
+export { withThisNode } from './this-node';
