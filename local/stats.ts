@@ -14,7 +14,7 @@ import type { Telemetry } from './telemetry';
  */
 export type LocalStats = ReturnType<Telemetry['snapshot']> & {
   readonly cpu: CpuTimes;
-  readonly streams: Record<string, StreamPoller['stats']>;
+  readonly streams: Record<string, StreamPoller['stats'] & { readonly pending: StreamPoller['pending'] }>;
   readonly eventBridge: LocalEventBridge['stats'] & { readonly byType: Record<string, number> };
   readonly stepFunctions: LocalStepFunctions['stats'] & { readonly running: number };
   readonly deadLetters: Record<string, number>;
