@@ -154,6 +154,8 @@ export class StreamPoller {
     failedToDestination: 0,
     filtered: 0,
     duplicatedBatches: 0,
+    /** Batching windows waited (a poll after writes gathers them first; a backlog is read at once). */
+    gathers: 0,
   };
 
   constructor(
@@ -200,6 +202,7 @@ export class StreamPoller {
    */
   private gather(): Promise<void> {
     this.writesGathered = 0;
+    this.stats.gathers++;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, Math.max(POKE_COLLECT_MS, this.spec.batchingWindowMs));
       this.gathered = () => {
@@ -228,12 +231,15 @@ export class StreamPoller {
   }
 
   private async run() {
+    // The last page read was full: records are waiting in the stream, read them at once (a window only
+    // gathers records that are yet to come, as on Lambda, where a consumer behind reads batch after batch).
+    let full = false;
     while (!this.stopped) {
       this.polling = true;
-      if (this.poked && !this.stopped) await this.gather();
+      if (this.poked && !full && !this.stopped) await this.gather();
       this.poked = false;
       let delivered = 0;
-      let full = false;
+      full = false;
       try {
         await this.refreshShards();
         for (const [shardId, iterator] of this.iterators) {

@@ -11,7 +11,7 @@ import { type PaymentsStore, paymentIdFor } from '../payments';
 import { acceptedEvents, isRejection } from '../shared/decider';
 import { type AppendMeta, type EventStore, type PendingAppend, retryOnConflict } from '../shared/event-store';
 import { foldEvents } from '../shared/events';
-import type { StepInput, StepOutput } from './contract';
+import { type StepInput, type StepOutput, TRANSIENT_ERROR } from './contract';
 import {
   assertBeforeDeadline,
   confirmationRefused,
@@ -19,7 +19,7 @@ import {
   decideCreditRefund,
   decidePaymentUndo,
 } from './rules';
-import { SagaError } from './steps';
+import { SagaError, StepError } from './steps';
 
 /** What the saga's steps read and write: each module's event store, and the inventory's stock of orders. */
 export interface SagaStores {
@@ -125,7 +125,11 @@ export function sagaUseCases(
       retryOnConflict(async () => {
         const { executionArn } = input;
         const meta = { now, correlationId: input.correlationId };
-        const { state, version } = await loadOrder(input.orderId);
+        const loaded = await orders.load(input.orderId);
+        // The placing request starts its execution just before it appends the order: the append may not
+        // have landed yet (or was refused, and then there is nothing to do once the retries are spent).
+        if (!loaded.state) throw new StepError(TRANSIENT_ERROR, `order ${input.orderId} is not placed (yet)`);
+        const { state, version } = loaded;
         const claim = orderDecider.decide({ type: 'ClaimSaga', executionArn }, state);
         if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
         // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).

@@ -10,7 +10,11 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { accountsEnvironment } from '../../functions/accounts/seams';
-import { orderSagaEnvironment, ordersEnvironment } from '../../functions/orders/seams';
+import {
+  orderSagaEnvironment,
+  ordersEnvironment,
+  SAGA_NOT_STARTED_DETAIL,
+} from '../../functions/orders/seams';
 import { paymentsEnvironment } from '../../functions/payments/seams';
 import { SAGA_SERVICE, sweeperEnvironment } from '../../functions/saga/seams';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
@@ -111,9 +115,13 @@ export class OrderSaga extends Construct {
 
     this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy, watchlist);
     new events.Rule(this, 'StartOnOrderPlaced', {
-      description: 'Starts the order saga for every placed order',
+      description: 'Starts the order saga for every placed order whose request did not start it',
       eventBus: props.bus,
-      eventPattern: { source: ['commerce.orders'], detailType: ['OrderPlaced'] },
+      eventPattern: {
+        source: ['commerce.orders'],
+        detailType: ['OrderPlaced'],
+        detail: SAGA_NOT_STARTED_DETAIL,
+      },
       targets: [
         new targets.SfnStateMachine(this.stateMachine, {
           retryAttempts: 20,
@@ -146,8 +154,9 @@ export class OrderSaga extends Construct {
       targets: [new targets.LambdaFunction(sweeper, scheduledTarget(this.sweepFailures.queue))],
     });
 
-    // The fast path: the placing request starts the saga itself once its append has committed (the
-    // rule above stays the guarantee; ReserveStock's claim keeps one effective execution per order).
+    // The fast path: the placing request starts the saga itself just before its append, which then says
+    // so (the rule above starts one for the orders it did not; ReserveStock's claim keeps one effective
+    // execution per order).
     const sagaArn = orderSagaEnvironment.write({ orderSagaArn: this.stateMachine.stateMachineArn });
     for (const [name, value] of Object.entries(sagaArn)) orders.api.addEnvironment(name, value);
     this.stateMachine.grantStartExecution(orders.api);
