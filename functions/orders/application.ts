@@ -3,7 +3,6 @@ import { acceptedEvents } from '../shared/decider';
 import type { AppendMeta } from '../shared/event-store';
 import { isId } from '../shared/ids';
 import { type Order, type OrderPlaced, orderDecider } from './domain';
-import { SAGA_STARTED_HINT } from './seams';
 import type { OrdersStore } from './store';
 
 /** What placing an order needs to know of products: their price, if they exist. */
@@ -42,15 +41,12 @@ export function ordersUseCases(
      * Places an order under a new id, priced now: the customer and every
      * product read at once, then its first event appended with no read of the
      * order (the append at version 0 is the guard: a repeat of the request
-     * finds it made). `startSaga` runs between the decision and the append,
-     * so that the event can say whether the saga was started (the saga's
-     * first step waits for an order it finds not yet appended).
+     * finds it made).
      */
     async place(
       orderId: string,
       input: { customerId: string; items: readonly { productId: string; quantity: number }[] },
       meta: AppendMeta,
-      startSaga: (placed: OrderPlaced) => Promise<boolean> = async () => false,
     ): Promise<{ order: Order; placed: OrderPlaced } | { rejection: UnknownReferences }> {
       const [customer, ...products] = await Promise.all([
         isId('cus', input.customerId) ? customerExists(input.customerId) : false,
@@ -66,11 +62,8 @@ export function ordersUseCases(
       const prices = new Map(products.map((p) => [p!.productId, p!.priceCents]));
       const command = { type: 'Place', orderId, ...input, prices, now: meta.now, ...settings } as const;
       const events = acceptedEvents(orderDecider.decide(command, null));
-      const placed = events[0] as OrderPlaced;
-      const started = await startSaga(placed);
-      const hints = started ? { hints: { [SAGA_STARTED_HINT]: true } } : {};
-      const order = (await orders.append(orderId, 0, events, null, { ...meta, ...hints }))!;
-      return { order, placed };
+      const order = (await orders.append(orderId, 0, events, null, meta))!;
+      return { order, placed: events[0] as OrderPlaced };
     },
 
     /** The order as its first append left it, and the fingerprint of the request that placed it. */

@@ -22,16 +22,6 @@ export const orderPlacementEnvironment = environment({
 export const orderSagaEnvironment = environment({ orderSagaArn: text('ORDER_SAGA_ARN') });
 
 /**
- * The hint (`detail.hints`) an `OrderPlaced` carries when its placing request
- * started the order's saga itself: the bus's rule starts an execution only
- * for the orders without it (lib/services/saga.ts).
- */
-export const SAGA_STARTED_HINT = 'sagaStarted';
-
-/** The `detail` part of the bus rule's pattern: an `OrderPlaced` whose request did not start its saga. */
-export const SAGA_NOT_STARTED_DETAIL = { hints: { [SAGA_STARTED_HINT]: [{ exists: false }] } } as const;
-
-/**
  * Placed orders by deadline: a sparse index of the orders table (only
  * `OrderPlaced` items carry its keys), which the saga's sweeper reads from
  * where it last stopped.

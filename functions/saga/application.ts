@@ -11,7 +11,7 @@ import { type PaymentsStore, paymentIdFor } from '../payments';
 import { acceptedEvents, isRejection } from '../shared/decider';
 import { type AppendMeta, type EventStore, type PendingAppend, retryOnConflict } from '../shared/event-store';
 import { foldEvents } from '../shared/events';
-import { type StepInput, type StepOutput, TRANSIENT_ERROR } from './contract';
+import type { StepInput, StepOutput } from './contract';
 import {
   assertBeforeDeadline,
   confirmationRefused,
@@ -19,10 +19,7 @@ import {
   decideCreditRefund,
   decidePaymentUndo,
 } from './rules';
-import { SagaError, StepError } from './steps';
-
-/** The waits between ReserveStock's reads of an order its request is appending (310 ms in all). */
-const ORDER_APPEND_WAITS_MS = [10, 20, 40, 80, 160];
+import { SagaError } from './steps';
 
 /** What the saga's steps read and write: each module's event store, and the inventory's stock of orders. */
 export interface SagaStores {
@@ -51,23 +48,6 @@ export function sagaUseCases(
   { orders, payments, customers, stock, events }: SagaStores,
   observer: SagaObserver,
 ) {
-  /**
-   * The order as ReserveStock first reads it. The placing request starts its
-   * execution just before it appends the order, so the step may get there
-   * first: it reads again a few times within `ORDER_APPEND_WAITS_MS` (the
-   * append takes milliseconds) before it leaves the wait to the state
-   * machine's retries, which are a second apart at the least.
-   */
-  async function placedOrder(orderId: string) {
-    let loaded = await orders.load(orderId);
-    for (const waitMs of ORDER_APPEND_WAITS_MS) {
-      if (loaded.state) break;
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-      loaded = await orders.load(orderId);
-    }
-    return loaded;
-  }
-
   async function loadOrder(orderId: string) {
     const loaded = await orders.load(orderId);
     if (!loaded.state) throw new Error(`order ${orderId} does not exist`);
@@ -137,8 +117,7 @@ export function sagaUseCases(
      * all or nothing, in one transaction of the order's `OrderStockReserved`
      * and the shards' `StockReserved`. The first execution to claim a pending
      * order runs its saga, and so does that same execution on a retry; any
-     * other (a repeat of the request on an EXPRESS machine, or the bus's rule
-     * delivering `OrderPlaced` again) stops here, having done
+     * other (the request and the bus both start one) stops here, having done
      * nothing. An order short of stock is claimed alone (`OrderSagaStarted`)
      * before the refusal, so that the other execution stops too.
      */
@@ -146,10 +125,7 @@ export function sagaUseCases(
       retryOnConflict(async () => {
         const { executionArn } = input;
         const meta = { now, correlationId: input.correlationId };
-        const loaded = await placedOrder(input.orderId);
-        // Still not there: the append was refused (then there is nothing to do once the retries are spent).
-        if (!loaded.state) throw new StepError(TRANSIENT_ERROR, `order ${input.orderId} is not placed (yet)`);
-        const { state, version } = loaded;
+        const { state, version } = await loadOrder(input.orderId);
         const claim = orderDecider.decide({ type: 'ClaimSaga', executionArn }, state);
         if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
         // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).

@@ -57,15 +57,7 @@ export interface AppendMeta {
   readonly correlationId?: string;
   /** The fingerprint of the request that creates the aggregate, kept on its first item (see `idempotentCreation`). */
   readonly requestHash?: string;
-  /**
-   * What the writer did besides the append, kept on the items and given to the
-   * bus with the event (`detail.hints`) so that a rule can act only where it
-   * was not done (see `SAGA_STARTED_HINT`). Not part of the event.
-   */
-  readonly hints?: EventHints;
 }
-
-export type EventHints = Readonly<Record<string, boolean>>;
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -87,7 +79,6 @@ export interface EventItem {
   eventId: string;
   occurredAt: string;
   correlationId?: string;
-  hints?: EventHints;
   state?: unknown;
   foldVersion?: number;
 }
@@ -183,7 +174,6 @@ export class AggregateStore<State, E extends DomainEvent> {
         eventId: randomUUID(),
         occurredAt: meta.now.toISOString(),
         ...(meta.correlationId ? { correlationId: meta.correlationId } : {}),
-        ...(meta.hints ? { hints: meta.hints } : {}),
         ...(i === events.length - 1 ? { state, foldVersion: this.fold.foldVersion } : {}),
         ...(expectedVersion + i === 0 && meta.requestHash ? { requestHash: meta.requestHash } : {}),
         ...this.indexAttributes?.(event, state),

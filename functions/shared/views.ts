@@ -4,7 +4,6 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { documents } from './aws';
-import type { EventHints } from './event-store';
 import { logger } from './powertools';
 
 /**
@@ -63,7 +62,6 @@ export interface EventRecord {
   readonly eventId: string;
   readonly occurredAt: string;
   readonly correlationId?: string;
-  readonly hints?: EventHints;
   readonly state?: unknown;
   readonly foldVersion?: number;
 }

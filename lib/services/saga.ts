@@ -10,11 +10,7 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { accountsEnvironment } from '../../functions/accounts/seams';
-import {
-  orderSagaEnvironment,
-  ordersEnvironment,
-  SAGA_NOT_STARTED_DETAIL,
-} from '../../functions/orders/seams';
+import { orderSagaEnvironment, ordersEnvironment } from '../../functions/orders/seams';
 import { paymentsEnvironment } from '../../functions/payments/seams';
 import { SAGA_SERVICE, sweeperEnvironment } from '../../functions/saga/seams';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
@@ -115,13 +111,9 @@ export class OrderSaga extends Construct {
 
     this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy, watchlist);
     new events.Rule(this, 'StartOnOrderPlaced', {
-      description: 'Starts the order saga for every placed order whose request did not start it',
+      description: 'Starts the order saga for every placed order',
       eventBus: props.bus,
-      eventPattern: {
-        source: ['commerce.orders'],
-        detailType: ['OrderPlaced'],
-        detail: SAGA_NOT_STARTED_DETAIL,
-      },
+      eventPattern: { source: ['commerce.orders'], detailType: ['OrderPlaced'] },
       targets: [
         new targets.SfnStateMachine(this.stateMachine, {
           retryAttempts: 20,
@@ -154,9 +146,8 @@ export class OrderSaga extends Construct {
       targets: [new targets.LambdaFunction(sweeper, scheduledTarget(this.sweepFailures.queue))],
     });
 
-    // The fast path: the placing request starts the saga itself just before its append, which then says
-    // so (the rule above starts one for the orders it did not; ReserveStock's claim keeps one effective
-    // execution per order).
+    // The fast path: the placing request starts the saga itself once its append has committed (the
+    // rule above stays the guarantee; ReserveStock's claim keeps one effective execution per order).
     const sagaArn = orderSagaEnvironment.write({ orderSagaArn: this.stateMachine.stateMachineArn });
     for (const [name, value] of Object.entries(sagaArn)) orders.api.addEnvironment(name, value);
     this.stateMachine.grantStartExecution(orders.api);

@@ -236,22 +236,20 @@ describe('duplicate delivery', () => {
       (r) => r.body.availableCreditCents === 100_000 - 2_000,
     );
     expect(credit.body.availableCreditCents).toBe(98_000);
-    // The outbox publishes OrderPlaced (twice) after the request's own saga may have ended: wait for it.
+    // The outbox publishes OrderPlaced after the request's own saga may have ended: wait for the bus's two.
     const stats = await eventually(
       () =>
         localAdmin<{
           streams: Record<string, { duplicatedBatches: number }>;
-          eventBridge: { duplicatedDeliveries: number; byType: Record<string, number>; unmatched: number };
+          eventBridge: { duplicatedDeliveries: number };
           stepFunctions: { executions: number };
         }>('stats'),
-      (s) => (s.eventBridge.byType['commerce.orders OrderPlaced'] ?? 0) >= 1,
+      (s) => s.stepFunctions.executions >= 3,
       15_000,
     );
     expect(Object.values(stats.streams).reduce((n, s) => n + s.duplicatedBatches, 0)).toBeGreaterThan(0);
     expect(stats.eventBridge.duplicatedDeliveries).toBeGreaterThan(0);
-    // The request started the saga and said so on OrderPlaced: the bus, however often it delivers the
-    // event, starts no other (the case of an OrderPlaced that does start one is in saga.test.ts).
-    expect(stats.eventBridge.unmatched).toBeGreaterThanOrEqual(1);
-    expect(stats.stepFunctions.executions).toBe(1);
+    // The request's execution and the bus's, twice: three sagas for one order, one of which ran it.
+    expect(stats.stepFunctions.executions).toBeGreaterThanOrEqual(3);
   });
 });

@@ -52,7 +52,14 @@ if (!executablePath) {
 
 const describeInBrowser = executablePath ? describe : describe.skip;
 
-const MAIN_PATH = ['ReserveStock', 'IsFirstExecution', 'CapturePayment', 'ConfirmOrder', 'Confirmed'];
+const MAIN_PATH = [
+  'StartedByTheRequest',
+  'ReserveStock',
+  'IsFirstExecution',
+  'CapturePayment',
+  'ConfirmOrder',
+  'Confirmed',
+];
 const COMPENSATION_PATH = ['PaymentDeclined', 'CancelOrder', 'Compensated'];
 const GREEN = 'rgb(46, 158, 79)';
 const AMBER = 'rgb(230, 161, 0)';
@@ -116,7 +123,7 @@ describeInBrowser('the saga console, in Chromium', () => {
     expect(order.status).toBe('CONFIRMED');
 
     const row = await openExecution(page, order.orderId);
-    // The filter keeps this order's executions only (one: the request's).
+    // The filter keeps this order's executions only: the request's and the bus's duplicate.
     const orderCells = await page.locator('#executions tbody td.order').allTextContents();
     expect(orderCells.length).toBeGreaterThanOrEqual(1);
     expect(new Set(orderCells)).toEqual(new Set([order.orderId]));
@@ -168,7 +175,7 @@ describeInBrowser('the saga console, in Chromium', () => {
     await page.locator('#summary[data-status="COMPENSATED"]').waitFor();
 
     const states = await outcomes(page);
-    for (const name of ['ReserveStock', 'IsFirstExecution']) {
+    for (const name of ['StartedByTheRequest', 'ReserveStock', 'IsFirstExecution']) {
       expect({ name, ...states[name] }).toEqual({ name, outcome: 'succeeded', fill: GREEN });
     }
     expect(states.CapturePayment).toEqual({ outcome: 'failed', fill: RED });

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { passesFilters, rulerVerdicts } from '@commerce/local-cloud';
-import { SAGA_NOT_STARTED_DETAIL, SAGA_STARTED_HINT } from '../../functions/orders/seams';
 import { INTEGRATION_EVENTS, streamFilterPatterns } from '../../functions/outbox/integration-events';
 import { FILTER_CASES } from '../support/stream-records';
 
@@ -32,51 +31,6 @@ describe('stream filters (Lambda FilterCriteria): the local poller agrees with A
         local: passesFilters(filters, c.record),
       }));
       expect(actual).toEqual(FILTER_CASES.map((c) => ({ name: c.name, ruler: c.passes, local: c.passes })));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('the bus rule that starts the saga: the local bus agrees with AWS event-ruler', () => {
-  // The rule of lib/services/saga.ts, as CloudFormation writes it.
-  const pattern = {
-    source: ['commerce.orders'],
-    'detail-type': ['OrderPlaced'],
-    detail: SAGA_NOT_STARTED_DETAIL,
-  };
-  const placed = (hints?: Record<string, boolean>) => ({
-    source: 'commerce.orders',
-    'detail-type': 'OrderPlaced',
-    detail: { type: 'OrderPlaced', ...(hints ? { hints } : {}), data: { orderId: 'ord_x' } },
-  });
-  const cases = [
-    { name: 'an order whose request did not start its saga', event: placed(), starts: true },
-    { name: 'an order with other hints only', event: placed({ other: true }), starts: true },
-    {
-      name: 'an order whose request started its saga',
-      event: placed({ [SAGA_STARTED_HINT]: true }),
-      starts: false,
-    },
-    {
-      name: 'another event of the orders',
-      event: { ...placed(), 'detail-type': 'OrderConfirmed' },
-      starts: false,
-    },
-  ];
-
-  it('starts a saga exactly for the orders whose request did not', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'event-ruler-'));
-    try {
-      const file = join(dir, 'saga-rule.json');
-      writeFileSync(file, JSON.stringify(cases.map((c) => ({ pattern, event: c.event }))));
-      const verdicts = rulerVerdicts(file);
-      const actual = cases.map((c, i) => ({
-        name: c.name,
-        ruler: verdicts[i],
-        local: passesFilters([pattern as never], c.event),
-      }));
-      expect(actual).toEqual(cases.map((c) => ({ name: c.name, ruler: c.starts, local: c.starts })));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

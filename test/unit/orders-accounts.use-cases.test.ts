@@ -51,46 +51,6 @@ describe('placing an order', () => {
     expect(await c.orders.order(ORDER_ID)).toEqual(placement.order);
   });
 
-  it('starts the saga between the decision and the append, and the OrderPlaced item says whether it did', async () => {
-    for (const started of [true, false]) {
-      const c = inMemoryCommerce();
-      const customer = await c.customer();
-      const product = await c.product(10, 1_250);
-      const asked: string[] = [];
-      const placement = await c.orders.place(
-        ORDER_ID,
-        { customerId: customer.customerId, items: [{ productId: product.productId, quantity: 1 }] },
-        meta,
-        async (placed) => {
-          // The order is decided (priced, with its deadline) and not yet appended.
-          asked.push(placed.data.orderId);
-          expect(await c.orders.order(ORDER_ID)).toBeUndefined();
-          return started;
-        },
-      );
-      if ('rejection' in placement) throw new Error('expected a placement');
-      expect(asked).toEqual([ORDER_ID]);
-      const item = await c.events.newest('orders', ORDER_ID);
-      expect(item?.hints).toEqual(started ? { sagaStarted: true } : undefined);
-    }
-  });
-
-  it('starts no saga for an order it refuses', async () => {
-    const c = inMemoryCommerce();
-    let asked = 0;
-    const placement = await c.orders.place(
-      ORDER_ID,
-      { customerId: UNKNOWN_CUSTOMER, items: [{ productId: UNKNOWN_PRODUCT, quantity: 1 }] },
-      meta,
-      async () => {
-        asked++;
-        return true;
-      },
-    );
-    expect('rejection' in placement).toBe(true);
-    expect(asked).toBe(0);
-  });
-
   it('refuses unknown customers and products, naming each field, and writes nothing', async () => {
     const c = inMemoryCommerce();
     const product = await c.product(10);

@@ -83,14 +83,6 @@ describe('ReserveStock', () => {
     expect(await c.orders.order(c.order.reserve().orderId)).not.toHaveProperty('sagaExecutionArn');
   });
 
-  it('an order not appended (yet) fails TransientError, to be retried, writing nothing', async () => {
-    const c = await anOrder();
-    const missing = { ...c.order.reserve(), orderId: 'ord_00000000000000000000000000000fff' };
-    const error = await failure(c.saga.reserve(missing, T0));
-    expect(error.name).toBe('TransientError');
-    expect(await c.orders.order(missing.orderId)).toBeUndefined();
-  });
-
   it('a final order stops the step', async () => {
     const c = await anOrder();
     await c.saga.cancel(c.order.cancel('TIMEOUT'), T0);

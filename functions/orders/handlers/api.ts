@@ -50,16 +50,14 @@ const orders = ordersUseCases(ordersStore(), customers(), inventoryStores(), {
 const { orderSagaArn: ORDER_SAGA_ARN } = fromEnvironment(orderSagaEnvironment);
 
 /**
- * The saga's fast path: the request starts the order's execution itself,
- * named after the order (a STANDARD machine answers a repeat with the same
- * execution), just before the order's append, which then carries the hint
- * that it did. `OrderPlaced` reaches the bus through the stream either way,
- * and the bus's rule starts an execution only for an order without the hint:
- * the guarantee when this start failed, at no cost when it did not. Whichever
- * execution claims the order first at ReserveStock runs the saga. Returns
- * whether this request started it; a failure is only logged.
+ * The saga's fast path: once the order's append has committed, the request
+ * starts its execution itself, named after the order (a STANDARD machine
+ * answers a repeat with the same execution). `OrderPlaced` reaching the bus
+ * through the stream stays the guarantee; whichever execution claims the
+ * order first at ReserveStock runs the saga, the other stops there. A failure
+ * here is only logged: the order is placed either way.
  */
-async function startSaga(placed: OrderPlaced, correlationId: string): Promise<boolean> {
+async function startSaga(placed: OrderPlaced, correlationId: string) {
   const orderId = placed.data.orderId;
   try {
     await stepFunctions.send(
@@ -70,14 +68,11 @@ async function startSaga(placed: OrderPlaced, correlationId: string): Promise<bo
         input: JSON.stringify({ detail: { type: placed.type, data: placed.data, correlationId } }),
       }),
     );
-    return true;
   } catch (error) {
-    // Also an execution of that name with another input (a repeat of the request): not known to run this order.
     logger.warn('saga not started by the request; the OrderPlaced event will start it', {
       orderId,
       error: error as Error,
     });
-    return false;
   }
 }
 
@@ -96,13 +91,12 @@ const placeOrder = idempotentCreation(
   'ord',
   (request) => validate(PlaceOrder, requireBody(request)),
   async (input, { now, correlationId }, { id: orderId, requestHash }) => {
-    const placement = await orders.place(orderId, input, { now, correlationId, requestHash }, (placed) =>
-      startSaga(placed, correlationId),
-    );
+    const placement = await orders.place(orderId, input, { now, correlationId, requestHash });
     if ('rejection' in placement) {
       const { missing } = placement.rejection;
       throw new ClientError(404, 'NOT_FOUND', 'the order names an unknown customer or product', missing);
     }
+    await startSaga(placement.placed, correlationId);
     return accepted(placement.order);
   },
   async (orderId) => {

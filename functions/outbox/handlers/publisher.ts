@@ -24,8 +24,6 @@ export const detailOf = (e: EventRecord) => ({
   occurredAt: e.occurredAt,
   // Always present: the saga reads it from the event (an event appended without one is its own thread).
   correlationId: e.correlationId ?? e.aggregateId,
-  // What the writer already did for the event (the placing request started its saga): rules match on it.
-  ...(e.hints ? { hints: e.hints } : {}),
   data: e.data,
 });
 
