@@ -1,4 +1,4 @@
-import { ConcurrencyError } from '../shared/errors';
+import { CAPACITY_ERRORS, ConcurrencyError } from '../shared/errors';
 import { logger, metrics } from '../shared/powertools';
 import {
   type BusinessErrorName,
@@ -34,14 +34,14 @@ export class SagaError extends StepError {
   }
 }
 
-/** What AWS answers when it is busy or a transaction lost a race: worth another attempt. */
+/**
+ * What AWS answers when it is busy or a transaction lost a race (the HTTP
+ * edge's capacity refusals), or when it failed or timed out: worth another attempt.
+ */
 const TRANSIENT_AWS_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
+  ...CAPACITY_ERRORS,
   'InternalServerError',
   'ServiceUnavailable',
-  'TransactionConflictException',
   'TransactionInProgressException',
   'TimeoutError',
 ]);

@@ -56,7 +56,7 @@ export class AlreadyCreated extends Error {
  * write did not happen (a use case writes once, last), so the request is
  * answered `429 THROTTLED` and may be sent again.
  */
-const CAPACITY_ERRORS = new Set([
+export const CAPACITY_ERRORS: ReadonlySet<string> = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
   'RequestLimitExceeded',
