@@ -195,8 +195,6 @@ describe('the order saga', () => {
       e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : [],
     );
     expect(entered).toEqual([
-      'StartedByTheRequest',
-      'GiveTheRequestItsTurn',
       'ReserveStock',
       'IsFirstExecution',
       'AlreadyRunningElsewhere',
