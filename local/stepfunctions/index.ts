@@ -79,6 +79,8 @@ interface Execution {
   lastState?: string;
   /** Set at the terminal event: nothing more is recorded, no Task starts. */
   closed: boolean;
+  /** Task attempts started so far (admission control estimates the work the running executions have left). */
+  tasksStarted: number;
   /** The Task state whose last attempt failed (its next attempt is a retry), until one succeeds. */
   failedTask?: string;
   stopRequest?: { error?: string; cause?: string };
@@ -340,6 +342,13 @@ export class LocalStepFunctions {
     return this.running.size;
   }
 
+  /** Task attempts the executions running now have started so far (a Task under way counts as started). */
+  get runningTasksStarted(): number {
+    let started = 0;
+    for (const execution of this.running) started += execution.tasksStarted;
+    return started;
+  }
+
   /** Resolves when every running execution has ended and every Task invocation has returned. */
   async drain(): Promise<void> {
     while (this.running.size > 0 || this.inFlight.size > 0) {
@@ -417,6 +426,7 @@ export class LocalStepFunctions {
       status: 'RUNNING',
       events: [],
       closed: false,
+      tasksStarted: 0,
       abort: () => {},
       done: Promise.resolve(),
     };
@@ -657,6 +667,7 @@ export class LocalStepFunctions {
       }
       this.recordTaskStart(execution, task, input, timeoutSeconds);
       this.stats.taskInvocations++;
+      execution.tasksStarted++;
       const attempt = this.attempt(execution.machine, task, input);
       const tracked = attempt.then(
         () => undefined,

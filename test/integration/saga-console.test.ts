@@ -52,13 +52,7 @@ if (!executablePath) {
 
 const describeInBrowser = executablePath ? describe : describe.skip;
 
-const MAIN_PATH = [
-  'ReserveStock',
-  'IsFirstExecution',
-  'CapturePayment',
-  'ConfirmOrder',
-  'Confirmed',
-];
+const MAIN_PATH = ['ReserveStock', 'IsFirstExecution', 'CapturePayment', 'ConfirmOrder', 'Confirmed'];
 const COMPENSATION_PATH = ['PaymentDeclined', 'CancelOrder', 'Compensated'];
 const GREEN = 'rgb(46, 158, 79)';
 const AMBER = 'rgb(230, 161, 0)';

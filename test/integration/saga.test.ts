@@ -194,11 +194,7 @@ describe('the order saga', () => {
     const entered = events.flatMap((e) =>
       e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : [],
     );
-    expect(entered).toEqual([
-      'ReserveStock',
-      'IsFirstExecution',
-      'AlreadyRunningElsewhere',
-    ]);
+    expect(entered).toEqual(['ReserveStock', 'IsFirstExecution', 'AlreadyRunningElsewhere']);
     // One effect: 3 units sold, 3,000 cents captured, once.
     expect(await stockOf(product.productId)).toMatchObject({ available: 7, reserved: 0, sold: 3 });
     expect((await creditOf(customer.customerId)).availableCreditCents).toBe(7_000);
