@@ -1,6 +1,6 @@
 import { basename, join, resolve as resolvePath } from 'node:path';
 import { AdmissionControl, type AdmissionOptions } from './admission';
-import { readAssembly, resolver } from './assembly';
+import { ACCOUNT, REGION, readAssembly, resolver } from './assembly';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { CONSOLE_PATH, serveConsole } from './console';
 import { CpuMeter } from './cpu';
@@ -220,6 +220,12 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       poke(tableNames);
     });
 
+    /** A state machine's role, as IAM evaluates it. */
+    const roleOf = (machine: { logicalId: string; roleArn?: string }) => {
+      if (!machine.roleArn) throw new Error(`state machine ${machine.logicalId} has no role`);
+      const roleId = principals.roleIdOf(machine.roleArn, `state machine ${machine.logicalId}`);
+      return principals.role(roleId, machine.logicalId);
+    };
     // Kept by reference: the admin API replaces the rules while the cloud runs.
     const faults: FaultRule[] = [...(options.faults ?? [])];
     const stepFunctions = new LocalStepFunctions(
@@ -229,9 +235,20 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       log,
       faults,
       (machine, functionArn) => {
-        if (!machine.roleArn) throw new Error(`state machine ${machine.logicalId} has no role`);
-        const roleId = principals.roleIdOf(machine.roleArn, `state machine ${machine.logicalId}`);
-        authorize(principals.role(roleId, machine.logicalId), 'lambda:InvokeFunction', [functionArn]);
+        authorize(roleOf(machine), 'lambda:InvokeFunction', [functionArn]);
+      },
+      async (machine, parameters) => {
+        const table = String(parameters.TableName);
+        authorize(roleOf(machine), 'dynamodb:GetItem', [
+          `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
+        ]);
+        const { ConsumedCapacity: consumed, ...response } = await dynamo.call<{
+          ConsumedCapacity?: { TableName: string; CapacityUnits: number };
+        }>('DynamoDB_20120810.GetItem', { ...parameters, ReturnConsumedCapacity: 'TOTAL' });
+        if (consumed) telemetry.read(new Map([[consumed.TableName, consumed.CapacityUnits]]), 'GetItem');
+        const asked =
+          parameters.ReturnConsumedCapacity !== undefined && parameters.ReturnConsumedCapacity !== 'NONE';
+        return asked ? { ...response, ConsumedCapacity: consumed } : response;
       },
     );
     // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)

@@ -86,7 +86,7 @@ export class OrderSaga extends Construct {
       definitionBody: sfn.DefinitionBody.fromFile(
         join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'),
       ),
-      definitionSubstitutions: { SagaStepsFunction: steps.functionArn },
+      definitionSubstitutions: { SagaStepsFunction: steps.functionArn, OrdersTable: orders.events.tableName },
       stateMachineType: sfn.StateMachineType[config.workflowType],
       tracingEnabled: true,
       logs: {
@@ -108,6 +108,10 @@ export class OrderSaga extends Construct {
       'invoking the versions and aliases of this one step function',
     );
     steps.grantInvoke(this.stateMachine);
+    // ClaimedAlready: an execution not started by the request reads whether the order was claimed.
+    this.stateMachine.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [orders.events.tableArn] }),
+    );
 
     this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy, watchlist);
     new events.Rule(this, 'StartOnOrderPlaced', {

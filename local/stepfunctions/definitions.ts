@@ -32,6 +32,8 @@ export interface AslState {
 }
 
 export const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
+/** The optimized DynamoDB integration's GetItem: the Task reads an item itself, no function in between. */
+export const DYNAMODB_GET_ITEM = 'arn:aws:states:::dynamodb:getItem';
 const LAMBDA_ARN = /^arn:aws[a-z-]*:lambda:[^:]+:[^:]+:function:[^:]+(:[^:]+)?$/;
 
 /** The longest timer Node can set (2^31 - 1 ms); longer ones fire at once. */
@@ -119,8 +121,11 @@ export function stateMachineSpecs(assembly: Assembly, resolve: Resolve): StateMa
 export interface TaskSpec {
   readonly state: string;
   readonly resource: string;
-  /** `lambda:invoke` returns the invoke result shape; a plain function ARN returns the result itself. */
-  readonly kind: 'invoke' | 'function';
+  /**
+   * `lambda:invoke` returns the invoke result shape; a plain function ARN returns the result itself;
+   * `dynamodb` is DynamoDB's GetItem, answering its response (`Item`, when there is one).
+   */
+  readonly kind: 'invoke' | 'function' | 'dynamodb';
   /** The function's logical id; absent when `FunctionName.$` picks it at run time. */
   readonly functionId?: string;
   readonly timeoutSeconds?: number;
@@ -187,11 +192,13 @@ export function taskSpecs(spec: StateMachineSpec, functionIdOf: (nameOrArn: stri
       } else if (typeof parameters['FunctionName.$'] === 'string') {
         task = { state: name, resource, kind: 'invoke', timeoutSeconds };
       } else throw new Error(`${where(name)}: lambda:invoke without Parameters.FunctionName`);
+    } else if (resource === DYNAMODB_GET_ITEM) {
+      task = { state: name, resource, kind: 'dynamodb', timeoutSeconds };
     } else if (LAMBDA_ARN.test(resource)) {
       task = { state: name, resource, kind: 'function', functionId: known(resource), timeoutSeconds };
     } else {
       throw new Error(
-        `${where(name)}: Task resource ${resource} is not wired locally (only Lambda functions are)`,
+        `${where(name)}: Task resource ${resource} is not wired locally (only Lambda functions and DynamoDB's GetItem are)`,
       );
     }
     const previous = tasks.get(name);

@@ -79,7 +79,7 @@ interface Execution {
   lastState?: string;
   /** Set at the terminal event: nothing more is recorded, no Task starts. */
   closed: boolean;
-  /** Task attempts started so far (admission control estimates the work the running executions have left). */
+  /** Function Task attempts started so far (admission control estimates the work the running executions have left). */
   tasksStarted: number;
   /** The Task state whose last attempt failed (its next attempt is a retry), until one succeeds. */
   failedTask?: string;
@@ -98,6 +98,12 @@ const FAIL_STATE_DEFAULT_CAUSE = 'Execution failed because of a Fail state';
 const awsError = (code: string, message: string) => Object.assign(new Error(message), { code });
 const json = (value: unknown) => JSON.stringify(value ?? null);
 const seconds = (ms: number) => ms / 1000;
+
+/** A service integration's `resourceType` and `resource` in the history: `arn:aws:states:::dynamodb:getItem` is dynamodb, getItem. */
+function integrationOf(task: TaskSpec) {
+  const [resourceType = '', resource = ''] = task.resource.slice('arn:aws:states:::'.length).split(':');
+  return { resourceType, resource };
+}
 
 /** A Task failure as the interpreter sees it: `name` is the ASL error, `message` the cause. */
 class TaskFailure extends Error {
@@ -201,6 +207,15 @@ export class LocalStepFunctions {
       machine: { logicalId: string; roleArn?: string },
       functionArn: string,
     ) => void,
+    /**
+     * Serves a `dynamodb:getItem` Task: checks the state machine's role, reads
+     * the item from DynamoDB Local and counts the read; rejects with the
+     * error's `code` (an AccessDeniedError when the role may not read it).
+     */
+    private readonly getItem?: (
+      machine: { logicalId: string; roleArn?: string },
+      parameters: Record<string, unknown>,
+    ) => Promise<Record<string, unknown>>,
   ) {
     for (const spec of stateMachineSpecs(assembly, resolve)) {
       const tasks = taskSpecs(spec, (name) => runtime.functionIdOf(name));
@@ -342,7 +357,7 @@ export class LocalStepFunctions {
     return this.running.size;
   }
 
-  /** Task attempts the executions running now have started so far (a Task under way counts as started). */
+  /** Function Task attempts the executions running now have started so far (one under way counts as started). */
   get runningTasksStarted(): number {
     let started = 0;
     for (const execution of this.running) started += execution.tasksStarted;
@@ -667,7 +682,7 @@ export class LocalStepFunctions {
       }
       this.recordTaskStart(execution, task, input, timeoutSeconds);
       this.stats.taskInvocations++;
-      execution.tasksStarted++;
+      if (task.kind !== 'dynamodb') execution.tasksStarted++;
       const attempt = this.attempt(execution.machine, task, input);
       const tracked = attempt.then(
         () => undefined,
@@ -719,6 +734,7 @@ export class LocalStepFunctions {
         );
       }
     }
+    if (task.kind === 'dynamodb') return this.readItem(machine, input);
     if (task.kind === 'function') {
       this.checkInvoke(machine, task.functionId!);
       return (await this.runtime.invoke(task.functionId!, input)) as JsonValue;
@@ -758,21 +774,28 @@ export class LocalStepFunctions {
     };
   }
 
+  /** A `dynamodb:getItem` Task: its answer is GetItem's response; an error is `DynamoDB.<exception>`, as on AWS. */
+  private async readItem(machine: Machine, input: JsonValue): Promise<JsonValue> {
+    if (!this.getItem) throw new TaskFailure('DynamoDB.AmazonDynamoDBException', 'no DynamoDB wired locally');
+    try {
+      return (await this.getItem(machine, (input ?? {}) as Record<string, unknown>)) as JsonValue;
+    } catch (error) {
+      const code =
+        error instanceof AccessDeniedError
+          ? 'AccessDeniedException'
+          : ((error as { code?: string }).code ?? 'AmazonDynamoDBException');
+      throw new TaskFailure(`DynamoDB.${code}`, (error as Error).message);
+    }
+  }
+
   private recordTaskStart(execution: Execution, task: TaskSpec, input: JsonValue, timeoutSeconds?: number) {
     const timeout = timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds };
-    if (task.kind === 'invoke') {
+    if (task.kind !== 'function') {
+      const integration = integrationOf(task);
       this.record(execution, 'TaskScheduled', {
-        taskScheduledEventDetails: {
-          resourceType: 'lambda',
-          resource: 'invoke',
-          region: REGION,
-          parameters: json(input),
-          ...timeout,
-        },
+        taskScheduledEventDetails: { ...integration, region: REGION, parameters: json(input), ...timeout },
       });
-      this.record(execution, 'TaskStarted', {
-        taskStartedEventDetails: { resourceType: 'lambda', resource: 'invoke' },
-      });
+      this.record(execution, 'TaskStarted', { taskStartedEventDetails: integration });
     } else {
       this.record(execution, 'LambdaFunctionScheduled', {
         lambdaFunctionScheduledEventDetails: {
@@ -792,9 +815,9 @@ export class LocalStepFunctions {
     outcome: 'Succeeded' | 'Failed' | 'TimedOut',
     details: Record<string, unknown>,
   ) {
-    if (task.kind === 'invoke') {
+    if (task.kind !== 'function') {
       this.record(execution, `Task${outcome}`, {
-        [`task${outcome}EventDetails`]: { resourceType: 'lambda', resource: 'invoke', ...details },
+        [`task${outcome}EventDetails`]: { ...integrationOf(task), ...details },
       });
     } else {
       this.record(execution, `LambdaFunction${outcome}`, {

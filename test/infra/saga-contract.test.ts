@@ -10,6 +10,7 @@ import {
   TRANSIENT_ERROR,
   UNEXPECTED_ERROR,
 } from '../../functions/saga/contract';
+import { KEY } from '../../functions/shared/event-store';
 
 /** The saga's state machine, as the CDK loads it (`DefinitionBody.fromFile`). */
 interface Retrier {
@@ -22,9 +23,18 @@ interface Catcher {
 }
 interface State {
   Type: string;
+  Resource?: string;
+  Default?: string;
+  Choices?: { Variable: string; Next: string; IsPresent?: boolean; StringEqualsPath?: string }[];
   Next?: string;
-  Parameters?: { FunctionName?: string; Payload?: Record<string, unknown> };
-  ResultPath?: string;
+  Parameters?: {
+    FunctionName?: string;
+    Payload?: Record<string, unknown>;
+    TableName?: string;
+    Key?: Record<string, Record<string, string>>;
+    ConsistentRead?: boolean;
+  };
+  ResultPath?: string | null;
   ResultSelector?: Record<string, string>;
   Result?: { reason?: string };
   Retry?: Retrier[];
@@ -32,8 +42,11 @@ interface State {
 }
 const asl = JSON.parse(
   readFileSync(join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'), 'utf8'),
-) as { States: Record<string, State> };
-const tasks = Object.entries(asl.States).filter(([, s]) => s.Type === 'Task');
+) as { StartAt: string; States: Record<string, State> };
+/** The steps: the Tasks that invoke the saga's step function (ClaimedAlready reads DynamoDB itself, see below). */
+const tasks = Object.entries(asl.States).filter(
+  ([, s]) => s.Type === 'Task' && s.Resource === 'arn:aws:states:::lambda:invoke',
+);
 const actionOf = (state: State) => state.Parameters?.Payload?.action as StepAction;
 
 /** Errors that AWS itself raises around a Lambda Task: the only names besides the contract's. */
@@ -102,6 +115,47 @@ const stateInput = {
   cancellation: { reason: 'TIMEOUT' },
 };
 const context = { Execution: { Id: 'arn:aws:states:us-east-1:000000000000:execution:saga:ord_1' } };
+
+describe('an execution not started by the request reads the claim before invoking anything', () => {
+  const start = asl.States.StartedByTheRequest!;
+  const claimed = asl.States.ClaimedAlready!;
+  const isClaimed = asl.States.IsClaimed!;
+
+  test('the request’s execution (named after the order) goes straight to ReserveStock; any other reads first', () => {
+    expect(asl.StartAt).toBe('StartedByTheRequest');
+    expect(start.Choices).toEqual([
+      { Variable: '$$.Execution.Name', StringEqualsPath: '$.detail.data.orderId', Next: 'ReserveStock' },
+    ]);
+    expect(start.Default).toBe('ClaimedAlready');
+  });
+
+  test('ClaimedAlready reads the order’s second event item, where a claim (or a cancellation) lands, consistently', () => {
+    expect(claimed.Resource).toBe('arn:aws:states:::dynamodb:getItem');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ASL's definition substitution, as written
+    expect(claimed.Parameters?.TableName).toBe('${OrdersTable}');
+    expect(claimed.Parameters?.ConsistentRead).toBe(true);
+    // The event store's key (functions/shared/event-store.ts): the aggregate id and the version.
+    expect(Object.keys(claimed.Parameters?.Key ?? {}).sort()).toEqual([KEY.partition, KEY.sort].sort());
+    expect(valueAt(claimed.Parameters!.Key![KEY.partition]!['S.$']!, stateInput, context)).toBe('ord_1');
+    expect(claimed.Parameters!.Key![KEY.sort]).toEqual({ N: '2' });
+  });
+
+  test('a claim found ends the execution; none, or a read that keeps failing, leaves the decision to ReserveStock', () => {
+    expect(claimed.Next).toBe('IsClaimed');
+    expect(claimed.Catch).toEqual([
+      expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'ReserveStock' }),
+    ]);
+    expect(isClaimed.Choices).toEqual([
+      {
+        Variable: `$.${claimed.ResultPath!.slice(2)}.Item`,
+        IsPresent: true,
+        Next: 'AlreadyRunningElsewhere',
+      },
+    ]);
+    expect(isClaimed.Default).toBe('ReserveStock');
+    expect(asl.States.AlreadyRunningElsewhere!.Type).toBe('Succeed');
+  });
+});
 
 describe('the saga state machine keeps the steps’ contract', () => {
   test('every Task invokes the saga’s step function with an action the contract knows', () => {

@@ -52,7 +52,14 @@ if (!executablePath) {
 
 const describeInBrowser = executablePath ? describe : describe.skip;
 
-const MAIN_PATH = ['ReserveStock', 'IsFirstExecution', 'CapturePayment', 'ConfirmOrder', 'Confirmed'];
+const MAIN_PATH = [
+  'StartedByTheRequest',
+  'ReserveStock',
+  'IsFirstExecution',
+  'CapturePayment',
+  'ConfirmOrder',
+  'Confirmed',
+];
 const COMPENSATION_PATH = ['PaymentDeclined', 'CancelOrder', 'Compensated'];
 const GREEN = 'rgb(46, 158, 79)';
 const AMBER = 'rgb(230, 161, 0)';
@@ -168,14 +175,14 @@ describeInBrowser('the saga console, in Chromium', () => {
     await page.locator('#summary[data-status="COMPENSATED"]').waitFor();
 
     const states = await outcomes(page);
-    for (const name of ['ReserveStock', 'IsFirstExecution']) {
+    for (const name of ['StartedByTheRequest', 'ReserveStock', 'IsFirstExecution']) {
       expect({ name, ...states[name] }).toEqual({ name, outcome: 'succeeded', fill: GREEN });
     }
     expect(states.CapturePayment).toEqual({ outcome: 'failed', fill: RED });
     for (const name of COMPENSATION_PATH) {
       expect({ name, ...states[name] }).toEqual({ name, outcome: 'compensated', fill: AMBER });
     }
-    const taken = new Set([...MAIN_PATH.slice(0, 3), ...COMPENSATION_PATH]);
+    const taken = new Set([...MAIN_PATH.slice(0, 4), ...COMPENSATION_PATH]);
     for (const [name, state] of Object.entries(states)) {
       if (!taken.has(name)) expect({ name, ...state }).toEqual({ name, outcome: 'not-reached', fill: GREY });
     }

@@ -159,17 +159,19 @@ describe('the order saga', () => {
     });
   });
 
-  test('both start paths fire: the request starts an execution named after the order, the bus another, and only one runs the saga', async () => {
-    const customer = await createCustomer({ creditLimitCents: 10_000 });
-    const product = await createProduct({ stock: 10, priceCents: 1000 });
-    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 3 }]);
-    expect(order.status).toBe('CONFIRMED');
-
-    const sfn = new SFNClient({
+  const sagaClient = () =>
+    new SFNClient({
       endpoint: awsEndpoint(),
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
+
+  /** The executions started for `orderId` (by the request and by the bus), once `done` holds for them. */
+  async function executionsOf(
+    sfn: SFNClient,
+    orderId: string,
+    done: (all: { status?: string }[]) => boolean,
+  ) {
     const [machine] = (await sfn.send(new ListStateMachinesCommand({}))).stateMachines ?? [];
     const executionsOfOrder = async () => {
       const { executions = [] } = await sfn.send(
@@ -178,26 +180,108 @@ describe('the order saga', () => {
       const described = await Promise.all(
         executions.map((e) => sfn.send(new DescribeExecutionCommand({ executionArn: e.executionArn }))),
       );
-      return described.filter((d) => JSON.parse(d.input ?? '{}').detail?.data?.orderId === order.orderId);
+      return described.filter((d) => JSON.parse(d.input ?? '{}').detail?.data?.orderId === orderId);
     };
+    return eventually(executionsOfOrder, done);
+  }
+
+  async function statesEntered(sfn: SFNClient, executionArn: string) {
+    const { events = [] } = await sfn.send(new GetExecutionHistoryCommand({ executionArn }));
+    return events.flatMap((e) => (e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : []));
+  }
+
+  test('both start paths fire: the request starts an execution named after the order, the bus another, and only one runs the saga', async () => {
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1000 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 3 }]);
+    expect(order.status).toBe('CONFIRMED');
+
+    const sfn = sagaClient();
     // The bus's execution comes through the stream and the relay, a little after the request's.
-    const executions = await eventually(
-      executionsOfOrder,
+    const executions = await executionsOf(
+      sfn,
+      order.orderId,
       (all) => all.length === 2 && all.every((e) => e.status === 'SUCCEEDED'),
     );
     expect(executions.filter((e) => e.name === order.orderId)).toHaveLength(1);
     const owner = (await get<{ executionArn: string }>(`/orders/${order.orderId}/saga`)).body.executionArn;
     const other = executions.find((e) => e.executionArn !== owner)!;
-    const { events = [] } = await sfn.send(
-      new GetExecutionHistoryCommand({ executionArn: other.executionArn }),
-    );
-    const entered = events.flatMap((e) =>
-      e.stateEnteredEventDetails ? [e.stateEnteredEventDetails.name] : [],
-    );
-    expect(entered).toEqual(['ReserveStock', 'IsFirstExecution', 'AlreadyRunningElsewhere']);
+    const entered = await statesEntered(sfn, other.executionArn!);
+    if (other.name === order.orderId) {
+      // The bus's execution read no claim yet (the relay's window had closed at once) and won ReserveStock.
+      expect(entered).toEqual([
+        'StartedByTheRequest',
+        'ReserveStock',
+        'IsFirstExecution',
+        'AlreadyRunningElsewhere',
+      ]);
+    } else {
+      // The usual case: it found the claim with one read and invoked nothing; or it read before the claim
+      // landed and lost at ReserveStock.
+      expect([
+        ['StartedByTheRequest', 'ClaimedAlready', 'IsClaimed', 'AlreadyRunningElsewhere'],
+        [
+          'StartedByTheRequest',
+          'ClaimedAlready',
+          'IsClaimed',
+          'ReserveStock',
+          'IsFirstExecution',
+          'AlreadyRunningElsewhere',
+        ],
+      ]).toContainEqual(entered);
+    }
     // One effect: 3 units sold, 3,000 cents captured, once.
     expect(await stockOf(product.productId)).toMatchObject({ available: 7, reserved: 0, sold: 3 });
     expect((await creditOf(customer.customerId)).availableCreditCents).toBe(7_000);
+    sfn.destroy();
+  });
+
+  test('the request’s execution held up before its claim: the bus’s reads no claim, runs the saga, and the request’s stops', async () => {
+    // The first ReserveStock to run (the request's, started at once) waits 5 s before it claims: the bus's
+    // execution arrives meanwhile (the relay's window is 1 s), finds no claim, and claims the order itself.
+    await setFaults([{ state: 'ReserveStock', rate: 1, delayMs: 5000, times: 1 }]);
+    const customer = await createCustomer({ creditLimitCents: 10_000 });
+    const product = await createProduct({ stock: 10, priceCents: 1000 });
+    const placed = await post('/orders', {
+      customerId: customer.customerId,
+      items: [{ productId: product.productId, quantity: 2 }],
+    });
+    expect(placed.status).toBe(202);
+    const orderId = String(placed.body.orderId);
+
+    const sfn = sagaClient();
+    const executions = await executionsOf(
+      sfn,
+      orderId,
+      (all) => all.length === 2 && all.every((e) => e.status === 'SUCCEEDED'),
+    );
+    const owner = (await get<{ executionArn: string }>(`/orders/${orderId}/saga`)).body.executionArn;
+    const bus = executions.find((e) => e.name !== orderId)!;
+    const request = executions.find((e) => e.name === orderId)!;
+    expect(owner).toBe(bus.executionArn);
+    expect(await statesEntered(sfn, bus.executionArn!)).toEqual([
+      'StartedByTheRequest',
+      'ClaimedAlready',
+      'IsClaimed',
+      'ReserveStock',
+      'IsFirstExecution',
+      'CapturePayment',
+      'ConfirmOrder',
+      'Confirmed',
+    ]);
+    expect(await statesEntered(sfn, request.executionArn!)).toEqual([
+      'StartedByTheRequest',
+      'ReserveStock',
+      'IsFirstExecution',
+      'AlreadyRunningElsewhere',
+    ]);
+    expect((await get<OrderView>(`/orders/${orderId}`)).body.status).toBe('CONFIRMED');
+    expect(await settles(() => stockOf(product.productId), { sold: 2 })).toMatchObject({
+      available: 8,
+      reserved: 0,
+      sold: 2,
+    });
+    expect((await creditOf(customer.customerId)).availableCreditCents).toBe(8_000);
     sfn.destroy();
   });
 
@@ -246,6 +330,17 @@ describe('the order saga', () => {
       () => localAdmin<{ stepFunctions: { executions: number; running: number } }>('stats'),
       (s) => s.stepFunctions.executions > before && s.stepFunctions.running === 0,
     );
+    // It read the order's claim and ended, invoking no function.
+    const sfn = sagaClient();
+    const again = await executionsOf(sfn, order.orderId, (all) => all.length === 3);
+    const redelivered = again.find((e) => JSON.parse(e.input ?? '{}').detail?.correlationId === 'again')!;
+    expect(await statesEntered(sfn, redelivered.executionArn!)).toEqual([
+      'StartedByTheRequest',
+      'ClaimedAlready',
+      'IsClaimed',
+      'AlreadyRunningElsewhere',
+    ]);
+    sfn.destroy();
 
     // Each step invoked again after it succeeded, as the execution that ran it.
     const { executionArn } = (await get<{ executionArn: string }>(`/orders/${order.orderId}/saga`)).body;
