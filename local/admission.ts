@@ -33,8 +33,6 @@ const UNKNOWN_DURATION_MS = 50;
 /** What admission needs to know of the sagas: Step Functions' running executions and Task functions. */
 export interface SagaGauge {
   readonly runningCount: number;
-  /** Task attempts the running executions have started so far. */
-  readonly runningTasksStarted: number;
   /** Executions started since the start (for the Task invocations per execution). */
   readonly executionsStarted: number;
   readonly taskFunctionIds: readonly string[];
@@ -117,26 +115,20 @@ export class AdmissionControl {
    * history), and the executions in flight pass through them as through a
    * pipeline: each function serves as many at once as its pool holds now, at its
    * recent duration (which, measured on the wall clock, already carries the
-   * CPU the functions share), so the slowest function sets the pace. What the
-   * running executions have left is their Task invocations per execution less
-   * those they have started (an execution at its last step counts for little,
-   * one that stops at its first, as the bus's duplicate does, for what an
-   * average execution runs). A Task function whose queue delay is past
-   * `maxQueueWaitMs` counts as backlogged outright.
+   * CPU the functions share), so the slowest function sets the pace. A Task
+   * function whose queue delay is past `maxQueueWaitMs` counts as backlogged
+   * outright.
    */
   sagaBacklogMs(): number {
     const sagas = this.sagas!;
     const executions = sagas.executionsStarted;
-    const history = executions >= 10;
     let perExecutionMs = 0;
-    let tasksPerExecution = 0;
     for (const functionId of sagas.taskFunctionIds) {
       if (this.runtime.expectedWaitMs(functionId) > this.options.maxQueueWaitMs)
         return Number.POSITIVE_INFINITY;
       const load = this.runtime.load(functionId);
       const invocations = load.invocations - (this.taskInvocationsAtStart.get(functionId) ?? 0);
-      const perExecution = history ? Math.min(3, invocations / executions) : 1;
-      tasksPerExecution += perExecution;
+      const perExecution = executions < 10 ? 1 : Math.min(3, invocations / executions);
       // The sandboxes it has now, not its cap: under the total cap a busy function rarely reaches its own
       // (counting the cap admitted two to four times the sagas the pools could run by their deadline).
       const sandboxes = Math.max(1, Math.min(load.cap, load.sandboxes));
@@ -145,12 +137,7 @@ export class AdmissionControl {
         (perExecution * (load.recentMs ?? UNKNOWN_DURATION_MS)) / sandboxes,
       );
     }
-    const running = sagas.runningCount;
-    const runningLeft =
-      history && tasksPerExecution > 0
-        ? Math.max(0, running - sagas.runningTasksStarted / tasksPerExecution)
-        : running;
-    return (runningLeft + this.sagaRequests + 1) * perExecutionMs;
+    return (sagas.runningCount + this.sagaRequests + 1) * perExecutionMs;
   }
 
   /**

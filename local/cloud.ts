@@ -344,9 +344,6 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         get runningCount() {
           return stepFunctions.runningCount;
         },
-        get runningTasksStarted() {
-          return stepFunctions.runningTasksStarted;
-        },
         get executionsStarted() {
           return stepFunctions.executionsStarted;
         },

@@ -79,8 +79,6 @@ interface Execution {
   lastState?: string;
   /** Set at the terminal event: nothing more is recorded, no Task starts. */
   closed: boolean;
-  /** Function Task attempts started so far (admission control estimates the work the running executions have left). */
-  tasksStarted: number;
   /** The Task state whose last attempt failed (its next attempt is a retry), until one succeeds. */
   failedTask?: string;
   stopRequest?: { error?: string; cause?: string };
@@ -357,13 +355,6 @@ export class LocalStepFunctions {
     return this.running.size;
   }
 
-  /** Function Task attempts the executions running now have started so far (one under way counts as started). */
-  get runningTasksStarted(): number {
-    let started = 0;
-    for (const execution of this.running) started += execution.tasksStarted;
-    return started;
-  }
-
   /** Resolves when every running execution has ended and every Task invocation has returned. */
   async drain(): Promise<void> {
     while (this.running.size > 0 || this.inFlight.size > 0) {
@@ -441,7 +432,6 @@ export class LocalStepFunctions {
       status: 'RUNNING',
       events: [],
       closed: false,
-      tasksStarted: 0,
       abort: () => {},
       done: Promise.resolve(),
     };
@@ -682,7 +672,6 @@ export class LocalStepFunctions {
       }
       this.recordTaskStart(execution, task, input, timeoutSeconds);
       this.stats.taskInvocations++;
-      if (task.kind !== 'dynamodb') execution.tasksStarted++;
       const attempt = this.attempt(execution.machine, task, input);
       const tracked = attempt.then(
         () => undefined,
