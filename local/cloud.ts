@@ -344,6 +344,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         get runningCount() {
           return stepFunctions.runningCount;
         },
+        runningLongerThan: (ms) => stepFunctions.runningLongerThan(ms),
         get executionsStarted() {
           return stepFunctions.executionsStarted;
         },

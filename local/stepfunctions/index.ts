@@ -355,6 +355,14 @@ export class LocalStepFunctions {
     return this.running.size;
   }
 
+  /** How many of the executions running now started more than `ms` ago. */
+  runningLongerThan(ms: number): number {
+    const startedBefore = Date.now() - ms;
+    let late = 0;
+    for (const execution of this.running) if (execution.startDate < startedBefore) late++;
+    return late;
+  }
+
   /** Resolves when every running execution has ended and every Task invocation has returned. */
   async drain(): Promise<void> {
     while (this.running.size > 0 || this.inFlight.size > 0) {

@@ -18,14 +18,19 @@ function runtimeOf(invocations: () => number, sandboxes = 1) {
 }
 
 function admissionWith(
-  gauge: Omit<SagaGauge, 'taskFunctionIds' | 'startingFunctionIds'>,
+  gauge: Omit<SagaGauge, 'taskFunctionIds' | 'startingFunctionIds' | 'runningLongerThan'> & { late?: number },
   invocations: number,
   sandboxes = 1,
 ) {
   let counted = 0;
   const admission = new AdmissionControl(
     runtimeOf(() => counted, sandboxes),
-    { ...gauge, taskFunctionIds: [SAGA_STEPS], startingFunctionIds: new Set([ORDERS_API]) },
+    {
+      ...gauge,
+      runningLongerThan: () => gauge.late ?? 0,
+      taskFunctionIds: [SAGA_STEPS],
+      startingFunctionIds: new Set([ORDERS_API]),
+    },
     { maxSagaBacklogMs: 100 },
   );
   counted = invocations;
@@ -49,6 +54,18 @@ describe('admission control: the saga backlog', () => {
 
   test('before ten executions there is no history: one step invocation per execution', () => {
     expect(admissionWith({ runningCount: 3, executionsStarted: 5 }, 5).sagaBacklogMs()).toBe((3 + 1) * 10);
+  });
+
+  test('refuses orders while a tenth of the running sagas, and at least five, have run past the bound', () => {
+    // Half a step per execution, 10 ms a step, 4 sandboxes: 1.25 ms an execution, so up to 79 running
+    // stay under the 100 ms bound by the estimate; only lateness refuses here.
+    const running = (runningCount: number, late: number) =>
+      admissionWith({ runningCount, executionsStarted: 1000, late }, 500, 4).check(placeOrder);
+    expect(running(8, 0)).toBeUndefined();
+    expect(running(8, 4)).toBeUndefined(); // a few slow sagas (a retried step, a fault) do not close the door
+    expect(running(8, 5)).toBe('saga');
+    expect(running(60, 5)).toBeUndefined(); // five late of sixty: under a tenth
+    expect(running(60, 6)).toBe('saga');
   });
 
   test('refuses only writes that start sagas on account of the backlog', () => {
