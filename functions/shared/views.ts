@@ -71,13 +71,70 @@ export const eventOf = (record: DynamoDBRecord): EventRecord | undefined =>
     ? (unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord)
     : undefined;
 
+/** One entry of `upsertEntries`: a top-level attribute holding a map whose `v` is the version it shows. */
+export interface VersionedEntry {
+  readonly attribute: string;
+  readonly version: number;
+  readonly value: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Writes several versioned entries of one view item in one UpdateItem, each
+ * only if newer than what the item holds under that attribute (its map's
+ * `v`); an item the entries are the first to write is created. When any
+ * entry is not newer (a batch delivered again, or an older one after a newer
+ * one) the write as a whole is refused, and each entry is then written alone
+ * under its own guard, so that the newer ones still land and none goes back
+ * in time.
+ */
+export async function upsertEntries(
+  tableName: string,
+  id: string,
+  entries: readonly VersionedEntry[],
+): Promise<void> {
+  const update = async (some: readonly VersionedEntry[]) => {
+    const names: Record<string, string> = { '#v': 'v' };
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    const guards: string[] = [];
+    some.forEach(({ attribute, version, value }, i) => {
+      names[`#e${i}`] = attribute;
+      values[`:e${i}`] = { ...value, v: version };
+      values[`:v${i}`] = version;
+      sets.push(`#e${i} = :e${i}`);
+      guards.push(`(attribute_not_exists(#e${i}) OR #e${i}.#v < :v${i})`);
+    });
+    try {
+      await documents.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { id },
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: guards.join(' AND '),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  };
+  if (entries.length === 0 || (await update(entries)) || entries.length === 1) return;
+  for (const entry of entries) await update([entry]);
+}
+
 /**
  * The shell of every projector: keeps only the newest event of each
- * aggregate in the batch (its state supersedes the others'), projects them
- * concurrently, and reports the first record of each aggregate that failed so
- * that the stream retries from there (ReportBatchItemFailures).
+ * aggregate in the batch (its state supersedes the others'), hands them to
+ * `project` together (which may write several aggregates' states in one
+ * call), and reports the first record of each aggregate `project` names as
+ * failed, so that the stream retries from there (ReportBatchItemFailures).
  */
-export function projector(project: (event: EventRecord) => Promise<void>) {
+export function projector(
+  project: (events: readonly EventRecord[]) => Promise<{ readonly failed: readonly string[] }>,
+) {
   return async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const newest = new Map<string, EventRecord>();
     const firstRecord = new Map<string, string>();
@@ -89,20 +146,34 @@ export function projector(project: (event: EventRecord) => Promise<void>) {
       if (!firstRecord.has(event.aggregateId))
         firstRecord.set(event.aggregateId, record.dynamodb!.SequenceNumber!);
     }
-    const failures: { itemIdentifier: string }[] = [];
-    await Promise.all(
-      [...newest.values()].map(async (event) => {
-        // The event's correlation id ties the projection to the request (and saga) that caused it.
-        const keys = { aggregateId: event.aggregateId, type: event.type, correlationId: event.correlationId };
-        try {
-          await project(event);
-          logger.debug('projected', keys);
-        } catch (error) {
-          logger.error('projection failed', { ...keys, error: error as Error });
-          failures.push({ itemIdentifier: firstRecord.get(event.aggregateId)! });
-        }
-      }),
-    );
-    return { batchItemFailures: failures };
+    const { failed } = await project([...newest.values()]);
+    return {
+      batchItemFailures: failed.map((aggregateId) => ({ itemIdentifier: firstRecord.get(aggregateId)! })),
+    };
   };
+}
+
+/**
+ * Runs `project` for each of `events` at once, logging each failure with the
+ * event's keys (its correlation id ties it to the request and saga that
+ * caused it); returns the aggregates whose projection failed.
+ */
+export async function eachProjected(
+  events: readonly EventRecord[],
+  project: (event: EventRecord) => Promise<void>,
+): Promise<string[]> {
+  const failed: string[] = [];
+  await Promise.all(
+    events.map(async (event) => {
+      const keys = { aggregateId: event.aggregateId, type: event.type, correlationId: event.correlationId };
+      try {
+        await project(event);
+        logger.debug('projected', keys);
+      } catch (error) {
+        logger.error('projection failed', { ...keys, error: error as Error });
+        failed.push(event.aggregateId);
+      }
+    }),
+  );
+  return failed;
 }
