@@ -118,8 +118,6 @@ const context = { Execution: { Id: 'arn:aws:states:us-east-1:000000000000:execut
 
 describe('an execution not started by the request reads the claim before invoking anything', () => {
   const start = asl.States.StartedByTheRequest!;
-  const claimed = asl.States.ClaimedAlready!;
-  const isClaimed = asl.States.IsClaimed!;
 
   test('the request’s execution (named after the order) goes straight to ReserveStock; any other reads first', () => {
     expect(asl.StartAt).toBe('StartedByTheRequest');
@@ -129,30 +127,37 @@ describe('an execution not started by the request reads the claim before invokin
     expect(start.Default).toBe('ClaimedAlready');
   });
 
-  test('ClaimedAlready reads the order’s second event item, where a claim (or a cancellation) lands, consistently', () => {
-    expect(claimed.Resource).toBe('arn:aws:states:::dynamodb:getItem');
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the ASL's definition substitution, as written
-    expect(claimed.Parameters?.TableName).toBe('${OrdersTable}');
-    expect(claimed.Parameters?.ConsistentRead).toBe(true);
-    // The event store's key (functions/shared/event-store.ts): the aggregate id and the version.
-    expect(Object.keys(claimed.Parameters?.Key ?? {}).sort()).toEqual([KEY.partition, KEY.sort].sort());
-    expect(valueAt(claimed.Parameters!.Key![KEY.partition]!['S.$']!, stateInput, context)).toBe('ord_1');
-    expect(claimed.Parameters!.Key![KEY.sort]).toEqual({ N: '2' });
-  });
+  test.each(['ClaimedAlready', 'ClaimedSince'])(
+    '%s reads the order’s second event item, where a claim (or a cancellation) lands, consistently',
+    (name) => {
+      const read = asl.States[name]!;
+      expect(read.Resource).toBe('arn:aws:states:::dynamodb:getItem');
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the ASL's definition substitution, as written
+      expect(read.Parameters?.TableName).toBe('${OrdersTable}');
+      expect(read.Parameters?.ConsistentRead).toBe(true);
+      // The event store's key (functions/shared/event-store.ts): the aggregate id and the version.
+      expect(Object.keys(read.Parameters?.Key ?? {}).sort()).toEqual([KEY.partition, KEY.sort].sort());
+      expect(valueAt(read.Parameters!.Key![KEY.partition]!['S.$']!, stateInput, context)).toBe('ord_1');
+      expect(read.Parameters!.Key![KEY.sort]).toEqual({ N: '2' });
+      // A read that keeps failing leaves the decision to ReserveStock's own claim.
+      expect(read.Catch).toEqual([
+        expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'ReserveStock' }),
+      ]);
+    },
+  );
 
-  test('a claim found ends the execution; none, or a read that keeps failing, leaves the decision to ReserveStock', () => {
-    expect(claimed.Next).toBe('IsClaimed');
-    expect(claimed.Catch).toEqual([
-      expect.objectContaining({ ErrorEquals: ['States.ALL'], Next: 'ReserveStock' }),
-    ]);
-    expect(isClaimed.Choices).toEqual([
-      {
-        Variable: `$.${claimed.ResultPath!.slice(2)}.Item`,
-        IsPresent: true,
-        Next: 'AlreadyRunningElsewhere',
-      },
-    ]);
-    expect(isClaimed.Default).toBe('ReserveStock');
+  test('a claim found ends the execution; none, after a pause and a second read, leaves it to ReserveStock', () => {
+    const choiceAfter = (read: string) => asl.States[asl.States[read]!.Next!]!;
+    const found = (read: string) => ({
+      Variable: `$.${asl.States[read]!.ResultPath!.slice(2)}.Item`,
+      IsPresent: true,
+      Next: 'AlreadyRunningElsewhere',
+    });
+    expect(choiceAfter('ClaimedAlready').Choices).toEqual([found('ClaimedAlready')]);
+    expect(choiceAfter('ClaimedAlready').Default).toBe('GiveTheRequestItsTurn');
+    expect(asl.States.GiveTheRequestItsTurn).toMatchObject({ Type: 'Wait', Next: 'ClaimedSince' });
+    expect(choiceAfter('ClaimedSince').Choices).toEqual([found('ClaimedSince')]);
+    expect(choiceAfter('ClaimedSince').Default).toBe('ReserveStock');
     expect(asl.States.AlreadyRunningElsewhere!.Type).toBe('Succeed');
   });
 });
