@@ -1,7 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
 import { documents, fromEnvironment } from '../../shared/aws';
 import { logger, metrics } from '../../shared/powertools';
 import { inventoryCommands } from '../application';
+import { sweepExpired } from '../expiry';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';
@@ -11,41 +13,55 @@ const commands = inventoryCommands(inventoryStores(), inventorySettings());
 const VIEWS_TABLE = fromEnvironment(inventoryViewsEnvironment).viewsTable;
 const { name: INDEX, partitionKey, sortKey } = EXPIRY_INDEX;
 const PAGE = 200;
+/**
+ * A run begins no expiry in its last tenth (5 s at least): those in flight
+ * then end well before the timeout. Measured: after a flash sale's 80,000
+ * reservations fell due at once, every run took its whole 60 s and was
+ * killed, each a failure in the sweep's failure queue.
+ */
+const stopAtFor = (context: Context) => {
+  const remaining = context.getRemainingTimeInMillis();
+  return Date.now() + remaining - Math.max(5_000, remaining / 10);
+};
 
 /**
  * Runs on a schedule: finds held reservations whose `expiresAt` has passed
  * (through the sparse expiry index of the views table) and expires each one,
- * giving its stock back. Expiring is idempotent, so overlapping runs are safe.
+ * giving its stock back. Expiring is idempotent, so overlapping runs are
+ * safe, and the index is the backlog itself: what one run leaves, the next
+ * finds.
  */
-export const handler = async (): Promise<{ expired: number }> => {
+export const handler = async (
+  _scheduled: unknown,
+  context: Context,
+): Promise<{ expired: number; backlog: boolean }> => {
   const now = new Date();
-  let expired = 0;
-  await Promise.all(
-    Array.from({ length: EXPIRY_PARTITIONS }, async (_, p) => {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await documents.send(
-          new QueryCommand({
-            TableName: VIEWS_TABLE,
-            IndexName: INDEX,
-            KeyConditionExpression: `${partitionKey} = :p AND ${sortKey} <= :now`,
-            ExpressionAttributeValues: { ':p': `p${p}`, ':now': now.toISOString() },
-            Limit: PAGE,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) {
-          const outcome = await commands.releaseReservation(undefined, item.id as string, 'EXPIRED', { now });
-          // The index lists only reservations the store holds: a refusal here is a bug, and fails the run.
-          if ('rejection' in outcome) throw new Error(`cannot expire: ${JSON.stringify(outcome.rejection)}`);
-          if (outcome.ok.changed) expired++;
-        }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-    }),
-  );
-  if (expired > 0) logger.info('reservations expired', { expired });
-  metrics.addMetric('ReservationsExpired', 'Count', expired);
+  const outcome = await sweepExpired({
+    partitions: EXPIRY_PARTITIONS,
+    stopAt: stopAtFor(context),
+    page: async (p, startKey) => {
+      const page = await documents.send(
+        new QueryCommand({
+          TableName: VIEWS_TABLE,
+          IndexName: INDEX,
+          KeyConditionExpression: `${partitionKey} = :p AND ${sortKey} <= :now`,
+          ExpressionAttributeValues: { ':p': `p${p}`, ':now': now.toISOString() },
+          Limit: PAGE,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      return { ids: (page.Items ?? []).map((item) => item.id as string), next: page.LastEvaluatedKey };
+    },
+    expire: async (reservationId) => {
+      const released = await commands.releaseReservation(undefined, reservationId, 'EXPIRED', { now });
+      // The index lists only reservations the store holds: a refusal here is a bug, and fails the run.
+      if ('rejection' in released) throw new Error(`cannot expire: ${JSON.stringify(released.rejection)}`);
+      return released.ok.changed;
+    },
+  });
+  if (outcome.backlog) logger.warn('reservations still due, left for the next run', outcome);
+  else if (outcome.expired > 0) logger.info('reservations expired', outcome);
+  metrics.addMetric('ReservationsExpired', 'Count', outcome.expired);
   metrics.publishStoredMetrics();
-  return { expired };
+  return outcome;
 };

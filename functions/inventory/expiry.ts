@@ -1,0 +1,53 @@
+/** One page of the expiry index: due reservation ids and where the next page starts, if any. */
+export interface DuePage {
+  readonly ids: readonly string[];
+  readonly next?: Record<string, unknown>;
+}
+
+export interface ExpirySweep {
+  /** A page of the reservations due in expiry partition `partition`, from `startKey`. */
+  readonly page: (partition: number, startKey: Record<string, unknown> | undefined) => Promise<DuePage>;
+  /** Expires one reservation; true when this call changed it (not already released). */
+  readonly expire: (reservationId: string) => Promise<boolean>;
+  readonly partitions: number;
+  /**
+   * No reservation is begun at or after this time (ms since epoch): a run
+   * with more due than it can expire before its timeout ends cleanly instead
+   * of being killed (a timed-out scheduled run is a failure, and lands in
+   * the sweep's failure queue); the next run takes up the rest.
+   */
+  readonly stopAt: number;
+  readonly clock?: () => number;
+}
+
+/**
+ * Expires the due reservations of every expiry partition (the partitions side
+ * by side, each one's reservations in turn) until none is left or `stopAt`.
+ * `backlog` says that due reservations were left for the next run.
+ */
+export async function sweepExpired(sweep: ExpirySweep): Promise<{ expired: number; backlog: boolean }> {
+  const clock = sweep.clock ?? Date.now;
+  let expired = 0;
+  let backlog = false;
+  await Promise.all(
+    Array.from({ length: sweep.partitions }, async (_, partition) => {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        if (clock() >= sweep.stopAt) {
+          backlog = true;
+          return;
+        }
+        const page = await sweep.page(partition, startKey);
+        for (const id of page.ids) {
+          if (clock() >= sweep.stopAt) {
+            backlog = true;
+            return;
+          }
+          if (await sweep.expire(id)) expired++;
+        }
+        startKey = page.next;
+      } while (startKey);
+    }),
+  );
+  return { expired, backlog };
+}
