@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { documents } from './aws';
@@ -33,17 +33,20 @@ export async function upsertView(
     names[`#r${i}`] = name;
     return `#r${i}`;
   });
+  return guardedUpdate({
+    TableName: tableName,
+    Key: { id },
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: 'attribute_not_exists(#v) OR #v < :v',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
+}
+
+/** An UpdateItem under a condition: whether it wrote (false when the condition refused it). */
+async function guardedUpdate(input: UpdateCommandInput): Promise<boolean> {
   try {
-    await documents.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: { id },
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ConditionExpression: 'attribute_not_exists(#v) OR #v < :v',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
+    await documents.send(new UpdateCommand(input));
     return true;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return false;
@@ -104,22 +107,14 @@ export async function upsertEntries(
       sets.push(`#e${i} = :e${i}`);
       guards.push(`(attribute_not_exists(#e${i}) OR #e${i}.#v < :v${i})`);
     });
-    try {
-      await documents.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { id },
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: guards.join(' AND '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return guardedUpdate({
+      TableName: tableName,
+      Key: { id },
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: guards.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
   };
   if (entries.length === 0 || (await update(entries)) || entries.length === 1) return;
   for (const entry of entries) await update([entry]);
