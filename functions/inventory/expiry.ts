@@ -29,20 +29,20 @@ export async function sweepExpired(sweep: ExpirySweep): Promise<{ expired: numbe
   const clock = sweep.clock ?? Date.now;
   let expired = 0;
   let backlog = false;
+  /** Whether the run must stop here, with work still due: it then leaves a backlog. */
+  const outOfTime = () => {
+    if (clock() < sweep.stopAt) return false;
+    backlog = true;
+    return true;
+  };
   await Promise.all(
     Array.from({ length: sweep.partitions }, async (_, partition) => {
       let startKey: Record<string, unknown> | undefined;
       do {
-        if (clock() >= sweep.stopAt) {
-          backlog = true;
-          return;
-        }
+        if (outOfTime()) return;
         const page = await sweep.page(partition, startKey);
         for (const id of page.ids) {
-          if (clock() >= sweep.stopAt) {
-            backlog = true;
-            return;
-          }
+          if (outOfTime()) return;
           if (await sweep.expire(id)) expired++;
         }
         startKey = page.next;
