@@ -29,7 +29,8 @@ export interface ProcessorSettings {
 
 /**
  * One line per order sent (without `orderId`) and one per order acknowledged
- * (with it), tied by the request's Idempotency-Key: an order the platform
+ * (with it) or refused (with `refusedWith`), tied by the request's
+ * Idempotency-Key: an order the platform
  * placed but whose answer the client never saw (a timeout) is recovered after
  * the run by sending the same request again, which idempotency answers with
  * the first response.
@@ -37,6 +38,8 @@ export interface ProcessorSettings {
 export interface LedgerLine {
   readonly idempotencyKey: string;
   readonly orderId?: string;
+  /** The status of an answer that placed nothing (a 4xx such as `429`): the order is not recovered. */
+  readonly refusedWith?: number;
   readonly customerId: string;
   readonly items: readonly { productId: string; quantity: number }[];
   /** Epoch ms when the POST was sent. */
@@ -153,7 +156,15 @@ export function orderPlaced(
   const orderId = order.orderId;
   // 201 only answers an order sent with `Prefer: wait=N` whose saga ended within N s: it is final.
   const answeredFinal = response.statusCode === 201 && isFinal(order);
-  if ((response.statusCode !== 202 && !answeredFinal) || typeof orderId !== 'string') return next();
+  if ((response.statusCode !== 202 && !answeredFinal) || typeof orderId !== 'string') {
+    // A refusal is an answer that placed nothing (a 429 had no effect): sending the order again after
+    // the run would place an order the load never placed.
+    if (response.statusCode >= 400 && response.statusCode < 500) {
+      const refused: LedgerLine = { ...(context.vars.order as LedgerLine), refusedWith: response.statusCode };
+      appendFileSync(settings.ledgerFile, `${JSON.stringify(refused)}\n`);
+    }
+    return next();
+  }
   const line: LedgerLine = { ...(context.vars.order as LedgerLine), orderId };
   appendFileSync(settings.ledgerFile, `${JSON.stringify(line)}\n`);
   context.vars.orderId = orderId;

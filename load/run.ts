@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { artilleryScript, LOAD_DIR, levelMetrics, runArtillery, sustained } from './artillery';
 import { costModel } from './cost';
 import { checkInvariants, type InvariantOptions, type InvariantReport, readBaseline } from './invariants';
+import { ordersOfLedger } from './ledger';
 import type { LedgerLine } from './processor';
 import type { Profile } from './profiles';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
@@ -226,12 +227,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
  * the invariants account for every order the platform holds.
  */
 async function recoverUnanswered(target: Target, lines: readonly LedgerLine[]) {
-  const byKey = new Map<string, LedgerLine>();
-  for (const line of lines) {
-    const seen = byKey.get(line.idempotencyKey);
-    if (!seen?.orderId) byKey.set(line.idempotencyKey, line);
-  }
-  const unanswered = [...byKey.values()].filter((line) => !line.orderId);
+  const { placed, unanswered } = ordersOfLedger(lines);
   const recovered = await mapPool(unanswered, 8, async (line) => {
     const body = { customerId: line.customerId, items: line.items };
     for (let attempt = 1; attempt <= 10; attempt++) {
@@ -244,9 +240,8 @@ async function recoverUnanswered(target: Target, lines: readonly LedgerLine[]) {
     }
     throw new Error(`order with Idempotency-Key ${line.idempotencyKey} could not be recovered`);
   });
-  const answered = [...byKey.values()].filter((line) => line.orderId);
   return {
-    ledger: [...answered, ...recovered] as (LedgerLine & { orderId: string })[],
+    ledger: [...placed, ...recovered],
     recovered: recovered.length,
   };
 }
