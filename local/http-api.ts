@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { AdmissionControl, Refusal } from './admission';
 import { ACCOUNT, type Assembly, type Resolve, resourcesOfType } from './assembly';
-import { FunctionError, type LambdaRuntime, THROTTLED_ERROR } from './lambda/runtime';
+import { FunctionError, type LambdaRuntime, QueueWaitExceeded, THROTTLED_ERROR } from './lambda/runtime';
 import { type ThrottleLimit, TokenBucket } from './throttle';
 
 export interface RouteSpec {
@@ -189,14 +189,30 @@ export class LocalHttpApi {
     const event = this.eventFor(req, url, Buffer.concat(chunks), route, pathParameters);
     let result: unknown;
     try {
-      result = this.admission
-        ? await this.admission.admitted(route, (sagaStarted) =>
+      const admission = this.admission;
+      result = admission
+        ? await admission.admitted(route, (sagaStarted) =>
             // A request that pauses waits for its saga, which it has started (see AdmissionControl.admitted).
-            this.runtime.invoke(route.functionId, event, { onPause: sagaStarted }),
+            // Admitted on an estimate, it waits for a sandbox only as long as admission allows: when the
+            // estimate proves wrong (other work took the CPU the sandboxes share), it is refused unrun then,
+            // instead of waiting past the client's patience.
+            this.runtime.invoke(route.functionId, event, {
+              onPause: sagaStarted,
+              maxQueueWaitMs: admission.settings.maxQueueWaitMs,
+            }),
           )
         : await this.runtime.invoke(route.functionId, event);
     } catch (error) {
       const e = error as Error;
+      if (e instanceof QueueWaitExceeded) {
+        return this.throttled(
+          res,
+          started,
+          route.routeKey,
+          `Too many requests: the local cloud is overloaded (${route.routeKey} waited its bound for a sandbox and did not run)`,
+          'queue',
+        );
+      }
       if (e instanceof FunctionError && e.errorType === THROTTLED_ERROR) {
         return this.throttled(
           res,

@@ -35,6 +35,13 @@ export class FunctionError extends Error {
   }
 }
 
+/** An invocation refused because it waited its bound for a sandbox (see `LambdaRuntime.invoke`): it never ran. */
+export class QueueWaitExceeded extends FunctionError {
+  constructor(functionName: string, maxWaitMs: number) {
+    super(functionName, THROTTLED_ERROR, `no sandbox free within ${maxWaitMs} ms`);
+  }
+}
+
 export interface InvocationRecord {
   readonly functionName: string;
   readonly memoryMb: number;
@@ -154,8 +161,9 @@ export interface PoolStats {
   invocations: number;
   /** Invocations that started while another was running in the same sandbox: always 0. */
   overlaps: number;
-  /** The most invocations that waited in the queue at once. */
+  /** The most invocations that waited in the queue at once, and those refused for waiting too long. */
   mostQueued: number;
+  queueTimeouts: number;
   /** Pauses invocations took (each lends its sandbox's room), and the most sandboxes paused at once. */
   pauses: number;
   mostPaused: number;
@@ -348,6 +356,7 @@ export class LambdaRuntime {
           invocations: 0,
           overlaps: 0,
           mostQueued: 0,
+          queueTimeouts: 0,
           pauses: 0,
           mostPaused: 0,
           startCpuMs: 0,
@@ -771,15 +780,37 @@ export class LambdaRuntime {
     }
   }
 
-  /** Waits for a sandbox of `pool` that is free, starting one if the caps allow. */
-  private acquire(pool: Pool): Promise<Sandbox> {
+  /**
+   * Waits for a sandbox of `pool` that is free, starting one if the caps allow; with `maxWaitMs`, at
+   * most that long, after which the invocation leaves the queue, refused as throttled.
+   */
+  private acquire(pool: Pool, maxWaitMs?: number): Promise<Sandbox> {
     const idle = pool.idle.pop();
     if (idle) {
       idle.state = 'busy';
       return Promise.resolve(idle);
     }
     return new Promise((resolve, reject) => {
-      pool.queue.push({ since: performance.now(), grant: resolve, fail: reject });
+      const waiter: Waiter = { since: performance.now(), grant: resolve, fail: reject };
+      if (maxWaitMs !== undefined) {
+        const deadline = setTimeout(() => {
+          const at = pool.queue.indexOf(waiter);
+          if (at < 0) return;
+          pool.queue.splice(at, 1);
+          pool.stats.queueTimeouts++;
+          reject(new QueueWaitExceeded(pool.spec.logicalId, maxWaitMs));
+        }, maxWaitMs);
+        deadline.unref();
+        waiter.grant = (sandbox) => {
+          clearTimeout(deadline);
+          resolve(sandbox);
+        };
+        waiter.fail = (error) => {
+          clearTimeout(deadline);
+          reject(error);
+        };
+      }
+      pool.queue.push(waiter);
       pool.stats.mostQueued = Math.max(pool.stats.mostQueued, pool.queue.length - pool.starting);
       this.fill(pool);
     });
@@ -812,8 +843,15 @@ export class LambdaRuntime {
   /**
    * Invokes a function with `event` and resolves with its result, or rejects with a FunctionError.
    * `onPause` is told when the invocation first pauses (it has done its work and waits).
+   * `maxQueueWaitMs`, when given, bounds the wait for a sandbox: an invocation still queued then leaves
+   * the queue unrun and is refused as throttled (Lambda refuses a synchronous invocation it has no
+   * environment for rather than holding it).
    */
-  async invoke(functionId: string, event: unknown, options: { onPause?: () => void } = {}): Promise<unknown> {
+  async invoke(
+    functionId: string,
+    event: unknown,
+    options: { onPause?: () => void; maxQueueWaitMs?: number } = {},
+  ): Promise<unknown> {
     const pool = this.pools.get(functionId);
     if (!pool) throw new Error(`no local function ${functionId}`);
     const { spec } = pool;
@@ -827,7 +865,7 @@ export class LambdaRuntime {
     let sandbox: Sandbox | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
-      sandbox = await this.acquire(pool);
+      sandbox = await this.acquire(pool, options.maxQueueWaitMs);
       if (sandbox.invocations++ === 0) pool.stats.used++;
       pool.stats.invocations++;
       // The timeout (and the billed duration) counts from the invocation's turn, as on Lambda.

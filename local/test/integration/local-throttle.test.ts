@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Assembly } from '../../assembly';
 import { LocalHttpApi, type RouteSpec } from '../../http-api';
-import { FunctionError, LambdaRuntime, THROTTLED_ERROR } from '../../lambda/runtime';
+import { FunctionError, LambdaRuntime, QueueWaitExceeded, THROTTLED_ERROR } from '../../lambda/runtime';
 import { stageThrottles, TokenBucket } from '../../throttle';
 
 const templateWith = (stage: Record<string, unknown>) =>
@@ -112,6 +112,48 @@ describe("the local HTTP API's throttling", () => {
       expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'done' });
       expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
       expect(await runtime.invoke('Slow', {})).toBe('done');
+    } finally {
+      await runtime.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an invocation bounded in its wait for a sandbox leaves the queue unrun once the bound passes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bounded-'));
+    writeFileSync(
+      join(dir, 'index.js'),
+      [
+        'let runs = 0;',
+        'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve(++runs), 400));',
+      ].join('\n'),
+    );
+    const runtime = new LambdaRuntime(
+      [
+        {
+          logicalId: 'Slow',
+          codeDir: dir,
+          handler: 'index.handler',
+          timeoutMs: 5_000,
+          memoryMb: 128,
+          environment: {},
+        },
+      ],
+      join(dir, 'logs'),
+      { maxSandboxesPerFunction: 1 },
+    );
+    try {
+      await runtime.warm(['Slow']);
+      const [first, bounded, unbounded] = await Promise.allSettled([
+        runtime.invoke('Slow', {}),
+        runtime.invoke('Slow', {}, { maxQueueWaitMs: 100 }),
+        runtime.invoke('Slow', {}),
+      ]);
+      expect(first).toEqual({ status: 'fulfilled', value: 1 });
+      // Refused as Lambda throttles, having never run: the invocation queued behind it runs second.
+      expect(bounded).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
+      expect((bounded as PromiseRejectedResult).reason).toBeInstanceOf(QueueWaitExceeded);
+      expect(unbounded).toEqual({ status: 'fulfilled', value: 2 });
+      expect(runtime.sandboxes().Slow).toMatchObject({ invocations: 2, queueTimeouts: 1, overlaps: 0 });
     } finally {
       await runtime.stop();
       rmSync(dir, { recursive: true, force: true });
