@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Assembly } from '../../assembly';
 import { LocalHttpApi, type RouteSpec } from '../../http-api';
-import { FunctionError, LambdaRuntime, QueueWaitExceeded, THROTTLED_ERROR } from '../../lambda/runtime';
+import {
+  FunctionError,
+  LambdaRuntime,
+  type LambdaRuntimeOptions,
+  QueueWaitExceeded,
+  THROTTLED_ERROR,
+} from '../../lambda/runtime';
 import { stageThrottles, TokenBucket } from '../../throttle';
 
 const templateWith = (stage: Record<string, unknown>) =>
@@ -87,12 +93,15 @@ describe("the local HTTP API's throttling", () => {
     }
   });
 
-  test('a sandbox refuses invocations beyond the reserved concurrency, as Lambda throttles', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'reserved-'));
-    writeFileSync(
-      join(dir, 'index.js'),
-      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 300));',
-    );
+  /** Runs `use` on a runtime holding one function, `Slow`, of `source` (its spec extended by `spec`). */
+  async function withSlowFunction(
+    source: string,
+    spec: { reservedConcurrency?: number },
+    options: LambdaRuntimeOptions,
+    use: (runtime: LambdaRuntime) => Promise<void>,
+  ) {
+    const dir = mkdtempSync(join(tmpdir(), 'slow-'));
+    writeFileSync(join(dir, 'index.js'), source);
     const runtime = new LambdaRuntime(
       [
         {
@@ -101,64 +110,54 @@ describe("the local HTTP API's throttling", () => {
           handler: 'index.handler',
           timeoutMs: 5_000,
           memoryMb: 128,
-          reservedConcurrency: 1,
           environment: {},
+          ...spec,
         },
       ],
       join(dir, 'logs'),
+      options,
     );
     try {
-      const outcomes = await Promise.allSettled([runtime.invoke('Slow', {}), runtime.invoke('Slow', {})]);
-      expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'done' });
-      expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
-      expect(await runtime.invoke('Slow', {})).toBe('done');
+      await use(runtime);
     } finally {
       await runtime.stop();
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }
 
-  test('an invocation bounded in its wait for a sandbox leaves the queue unrun once the bound passes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bounded-'));
-    writeFileSync(
-      join(dir, 'index.js'),
-      [
-        'let runs = 0;',
-        'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve(++runs), 400));',
-      ].join('\n'),
-    );
-    const runtime = new LambdaRuntime(
-      [
-        {
-          logicalId: 'Slow',
-          codeDir: dir,
-          handler: 'index.handler',
-          timeoutMs: 5_000,
-          memoryMb: 128,
-          environment: {},
-        },
-      ],
-      join(dir, 'logs'),
+  test('a sandbox refuses invocations beyond the reserved concurrency, as Lambda throttles', () =>
+    withSlowFunction(
+      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 300));',
+      { reservedConcurrency: 1 },
+      {},
+      async (runtime) => {
+        const outcomes = await Promise.allSettled([runtime.invoke('Slow', {}), runtime.invoke('Slow', {})]);
+        expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'done' });
+        expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
+        expect(await runtime.invoke('Slow', {})).toBe('done');
+      },
+    ));
+
+  test('an invocation bounded in its wait for a sandbox leaves the queue unrun once the bound passes', () =>
+    withSlowFunction(
+      'let runs = 0;\nexports.handler = () => new Promise((resolve) => setTimeout(() => resolve(++runs), 400));',
+      {},
       { maxSandboxesPerFunction: 1 },
-    );
-    try {
-      await runtime.warm(['Slow']);
-      const [first, bounded, unbounded] = await Promise.allSettled([
-        runtime.invoke('Slow', {}),
-        runtime.invoke('Slow', {}, { maxQueueWaitMs: 100 }),
-        runtime.invoke('Slow', {}),
-      ]);
-      expect(first).toEqual({ status: 'fulfilled', value: 1 });
-      // Refused as Lambda throttles, having never run: the invocation queued behind it runs second.
-      expect(bounded).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
-      expect((bounded as PromiseRejectedResult).reason).toBeInstanceOf(QueueWaitExceeded);
-      expect(unbounded).toEqual({ status: 'fulfilled', value: 2 });
-      expect(runtime.sandboxes().Slow).toMatchObject({ invocations: 2, queueTimeouts: 1, overlaps: 0 });
-    } finally {
-      await runtime.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      async (runtime) => {
+        await runtime.warm(['Slow']);
+        const [first, bounded, unbounded] = await Promise.allSettled([
+          runtime.invoke('Slow', {}),
+          runtime.invoke('Slow', {}, { maxQueueWaitMs: 100 }),
+          runtime.invoke('Slow', {}),
+        ]);
+        expect(first).toEqual({ status: 'fulfilled', value: 1 });
+        // Refused as Lambda throttles, having never run: the invocation queued behind it runs second.
+        expect(bounded).toMatchObject({ status: 'rejected', reason: { errorType: THROTTLED_ERROR } });
+        expect((bounded as PromiseRejectedResult).reason).toBeInstanceOf(QueueWaitExceeded);
+        expect(unbounded).toEqual({ status: 'fulfilled', value: 2 });
+        expect(runtime.sandboxes().Slow).toMatchObject({ invocations: 2, queueTimeouts: 1, overlaps: 0 });
+      },
+    ));
 
   test("a function's sandboxes run one invocation each at a time; the rest wait their turn, then all succeed", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'turns-'));
