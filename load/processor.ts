@@ -30,10 +30,9 @@ export interface ProcessorSettings {
 /**
  * One line per order sent (without `orderId`) and one per order acknowledged
  * (with it) or refused (with `refusedWith`), tied by the request's
- * Idempotency-Key: an order the platform
- * placed but whose answer the client never saw (a timeout) is recovered after
- * the run by sending the same request again, which idempotency answers with
- * the first response.
+ * Idempotency-Key: an order the platform placed but whose answer the client
+ * never saw (a timeout) is recovered after the run by sending the same
+ * request again, which idempotency answers with the first response.
  */
 export interface LedgerLine {
   readonly idempotencyKey: string;
