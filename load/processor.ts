@@ -109,6 +109,9 @@ export function newReservation(params: RequestParams, _context: Context, _events
   next();
 }
 
+/** Appends a line to the run's ledger. */
+const record = (line: LedgerLine) => appendFileSync(settings.ledgerFile, `${JSON.stringify(line)}\n`);
+
 export function newOrder(params: RequestParams, context: Context, _events: Events, next: Next) {
   const items = pickDistinct(settings.productIds, 1 + Math.floor(Math.random() * 3)).map((productId) => ({
     productId,
@@ -121,7 +124,7 @@ export function newOrder(params: RequestParams, context: Context, _events: Event
   if (settings.waitSeconds !== undefined)
     params.headers = { ...params.headers, ...preferWait(settings.waitSeconds) };
   const sent: LedgerLine = { idempotencyKey, customerId, items, placedAt: Date.now() };
-  appendFileSync(settings.ledgerFile, `${JSON.stringify(sent)}\n`);
+  record(sent);
   context.vars.order = sent;
   context.vars.placedAt = sent.placedAt;
   context.vars.polling = 0;
@@ -159,13 +162,11 @@ export function orderPlaced(
     // A refusal is an answer that placed nothing (a 429 had no effect): sending the order again after
     // the run would place an order the load never placed.
     if (response.statusCode >= 400 && response.statusCode < 500) {
-      const refused: LedgerLine = { ...(context.vars.order as LedgerLine), refusedWith: response.statusCode };
-      appendFileSync(settings.ledgerFile, `${JSON.stringify(refused)}\n`);
+      record({ ...(context.vars.order as LedgerLine), refusedWith: response.statusCode });
     }
     return next();
   }
-  const line: LedgerLine = { ...(context.vars.order as LedgerLine), orderId };
-  appendFileSync(settings.ledgerFile, `${JSON.stringify(line)}\n`);
+  record({ ...(context.vars.order as LedgerLine), orderId });
   context.vars.orderId = orderId;
   // Chosen before its answer is looked at, so that the followed orders stay a fair sample of all of them.
   if (Math.random() < settings.pollFraction) {

@@ -161,8 +161,9 @@ export interface PoolStats {
   invocations: number;
   /** Invocations that started while another was running in the same sandbox: always 0. */
   overlaps: number;
-  /** The most invocations that waited in the queue at once, and those refused for waiting too long. */
+  /** The most invocations that waited in the queue at once. */
   mostQueued: number;
+  /** Invocations that left the queue unrun, refused for waiting past their bound (see `invoke`). */
   queueTimeouts: number;
   /** Pauses invocations took (each lends its sandbox's room), and the most sandboxes paused at once. */
   pauses: number;
