@@ -14,6 +14,7 @@ import { expectedStatuses, OPERATIONS, type Operation, type Profile } from './pr
 
 export const LOAD_DIR = __dirname;
 const ARTILLERY = join(LOAD_DIR, 'node_modules', '.bin', 'artillery');
+const ARRIVAL_TIMER = join(LOAD_DIR, 'arrival-timer.cjs');
 
 /** Artillery's summary of a histogram (milliseconds for response times). */
 export interface Summary {
@@ -151,8 +152,16 @@ export async function runArtillery(options: {
   const child = spawn(ARTILLERY, ['run', '--output', output, scriptFile], {
     cwd: options.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    // Artillery sends telemetry (a fetch to PostHog) on every run unless this variable is set: a run calls only the target.
-    env: withThisNode({ ...process.env, LOAD_SETTINGS: settingsFile, ARTILLERY_DISABLE_TELEMETRY: 'true' }),
+    env: withThisNode({
+      ...process.env,
+      LOAD_SETTINGS: settingsFile,
+      // Artillery sends telemetry (a fetch to PostHog) on every run unless this variable is set: a run calls only the target.
+      ARTILLERY_DISABLE_TELEMETRY: 'true',
+      // Arrivals timed without spinning a core (see arrival-timer.cjs); Node.js preloads it in Artillery's worker threads too.
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, `--require ${JSON.stringify(ARRIVAL_TIMER)}`]
+        .filter(Boolean)
+        .join(' '),
+    }),
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
