@@ -11,19 +11,26 @@ import type { Product, Stock } from './domain';
  * self-consistent, so their sum keeps the invariant even while shards are
  * projected at different moments.
  *
- * A shard's entry uses one-letter names, so that a product of 64 shards
- * stays a small item (measured: 1,846 bytes of shard entries, 2,062 with the
- * product; a read is half a unit, a batch's write three): `v` the shard's
- * version, `a` available, `r` reserved, `s` sold, `n` received.
+ * A shard's entry is one string, `<version key>:<available>:<reserved>:<sold>:<received>`,
+ * whose version key sorts as the version does (see `versionKey`), so that the
+ * projector's guard "only if newer" is a string comparison. Strings, not a
+ * map of five numbers: DynamoDB Local parses, encodes and sizes every number
+ * of an item on each write, and a 64-shard product held 320 of them
+ * (measured: an UpdateItem of one shard's entry cost its JVM 3.1–4.0 ms of
+ * CPU on the maps, 1.1–1.6 ms on strings); on AWS the item is smaller too
+ * (about 1.6 KB for 64 shards, two write units, where the maps' 2,062 bytes
+ * took three). Entries written as maps by earlier versions are still read,
+ * and the projector replaces them.
  */
 export interface ProductViewItem {
   readonly id: string;
   readonly product?: Product;
   readonly productVersion?: number;
-  readonly [shardAttribute: `s${number}`]: ShardEntry | undefined;
+  readonly [shardAttribute: `s${number}`]: string | LegacyShardEntry | undefined;
 }
 
-export interface ShardEntry {
+/** A shard's entry as versions before the string form wrote it. */
+interface LegacyShardEntry {
   readonly v: number;
   readonly a: number;
   readonly r: number;
@@ -34,27 +41,47 @@ export interface ShardEntry {
 /** The attribute holding a shard's entry on its product's view item. */
 export const shardAttribute = (shard: number) => `s${shard}` as const;
 
-export const shardEntry = ({ available, reserved, sold, received }: Stock) => ({
-  a: available,
-  r: reserved,
-  s: sold,
-  n: received,
-});
+/**
+ * A version as a string that sorts as the number does: its digit count, then
+ * its digits ("19" < "210" as 9 < 10). One digit of count covers versions up
+ * to 999,999,999, which a shard (a version per event) does not reach.
+ */
+export function versionKey(version: number): string {
+  if (!Number.isSafeInteger(version) || version < 0 || version > 999_999_999)
+    throw new RangeError(`a shard version must be an integer from 0 to 999,999,999, not ${version}`);
+  const digits = String(version);
+  return `${digits.length}${digits}`;
+}
 
-export const stockOfEntry = (entry: ShardEntry): Stock => ({
-  available: entry.a,
-  reserved: entry.r,
-  sold: entry.s,
-  received: entry.n,
-});
+/** A shard's entry on the view item: its version's key, then its stock. */
+export const shardEntry = (version: number, { available, reserved, sold, received }: Stock) =>
+  `${versionKey(version)}:${available}:${reserved}:${sold}:${received}`;
+
+/** A shard's version and stock from its entry (either form), or undefined if it is not one. */
+export function parseShardEntry(entry: unknown): { version: number; stock: Stock } | undefined {
+  if (typeof entry === 'string') {
+    const [key, ...counts] = entry.split(':');
+    const [available, reserved, sold, received] = counts.map(Number);
+    if (!key || counts.length !== 4 || [available, reserved, sold, received].some((n) => !Number.isFinite(n)))
+      return undefined;
+    return {
+      version: Number(key.slice(1)),
+      stock: { available: available!, reserved: reserved!, sold: sold!, received: received! },
+    };
+  }
+  if (entry && typeof entry === 'object' && typeof (entry as LegacyShardEntry).v === 'number') {
+    const { v, a, r, s, n } = entry as LegacyShardEntry;
+    return { version: v, stock: { available: a, reserved: r, sold: s, received: n } };
+  }
+  return undefined;
+}
 
 /** The shards a view item holds, with their versions and stock. */
 export function shardsOfView(item: ProductViewItem): { shard: number; version: number; stock: Stock }[] {
   return Object.entries(item).flatMap(([attribute, value]) => {
     const match = /^s(\d+)$/.exec(attribute);
-    if (!match || !value || typeof value !== 'object') return [];
-    const entry = value as ShardEntry;
-    return [{ shard: Number(match[1]), version: entry.v, stock: stockOfEntry(entry) }];
+    const parsed = match ? parseShardEntry(value) : undefined;
+    return parsed ? [{ shard: Number(match![1]), ...parsed }] : [];
   });
 }
 

@@ -74,21 +74,26 @@ export const eventOf = (record: DynamoDBRecord): EventRecord | undefined =>
     ? (unmarshall(record.dynamodb.NewImage as Record<string, AttributeValue>) as EventRecord)
     : undefined;
 
-/** One entry of `upsertEntries`: a top-level attribute holding a map whose `v` is the version it shows. */
+/**
+ * One entry of `upsertEntries`: a top-level string attribute whose value
+ * sorts after every older value of the same attribute (it begins with a key
+ * of its version that sorts as the version does).
+ */
 export interface VersionedEntry {
   readonly attribute: string;
   readonly version: number;
-  readonly value: Readonly<Record<string, unknown>>;
+  readonly entry: string;
 }
 
 /**
  * Writes several versioned entries of one view item in one UpdateItem, each
- * only if newer than what the item holds under that attribute (its map's
- * `v`); an item the entries are the first to write is created. When any
- * entry is not newer (a batch delivered again, or an older one after a newer
- * one) the write as a whole is refused, and each entry is then written alone
- * under its own guard, so that the newer ones still land and none goes back
- * in time.
+ * only if newer than what the item holds under that attribute (a string
+ * comparison, see VersionedEntry; an entry that earlier versions stored as a
+ * map, with its version under `v`, by that version); an item the entries are
+ * the first to write is created. When any entry is not newer (a batch
+ * delivered again, or an older one after a newer one) the write as a whole is
+ * refused, and each entry is then written alone under its own guard, so that
+ * the newer ones still land and none goes back in time.
  */
 export async function upsertEntries(
   tableName: string,
@@ -100,12 +105,14 @@ export async function upsertEntries(
     const values: Record<string, unknown> = {};
     const sets: string[] = [];
     const guards: string[] = [];
-    some.forEach(({ attribute, version, value }, i) => {
+    some.forEach(({ attribute, version, entry }, i) => {
       names[`#e${i}`] = attribute;
-      values[`:e${i}`] = { ...value, v: version };
+      values[`:e${i}`] = entry;
       values[`:v${i}`] = version;
       sets.push(`#e${i} = :e${i}`);
-      guards.push(`(attribute_not_exists(#e${i}) OR #e${i}.#v < :v${i})`);
+      // A comparison of different types is false: the string one decides a string entry, the map's
+      // version a map entry.
+      guards.push(`(attribute_not_exists(#e${i}) OR #e${i} < :e${i} OR #e${i}.#v < :v${i})`);
     });
     return guardedUpdate({
       TableName: tableName,

@@ -48,7 +48,7 @@ export const handler = projector(async (events) => {
           shards.map((event) => ({
             attribute: shardAttribute(shardOf(event.aggregateId).shard),
             version: event.version,
-            value: shardEntry(event.state as Stock),
+            entry: shardEntry(event.version, event.state as Stock),
           })),
         );
       } catch (error) {
