@@ -19,7 +19,7 @@ export interface CloudProcessOptions {
 }
 
 /**
- * The local cloud (`npm start`, that is `tsx local/main.ts`) run as a
+ * The local cloud (`npm start`, that is `node --import tsx local/main.ts`) run as a
  * process group of its own, on a data directory, that can be crashed and
  * started again on the same data: for the crash test and the load runs'
  * chaos. Its API and AWS endpoint keep their ports across restarts, so a
@@ -28,7 +28,7 @@ export interface CloudProcessOptions {
  * ```ts
  * const cloud = await CloudProcess.start({ dataDir, args: ['--schedule-interval-ms', '500'] });
  * // ... load against cloud.apiUrl ...
- * await cloud.crash();     // SIGKILL to the whole group: tsx, the cloud, DynamoDB Local's JVM
+ * await cloud.crash();     // SIGKILL to the whole group: the cloud and DynamoDB Local's JVM
  * await cloud.restart();   // the same command on the same data and ports; resolves once it serves
  * await cloud.stop();      // SIGTERM, as Ctrl-C: a clean stop
  * ```
@@ -79,8 +79,8 @@ export class CloudProcess {
   }
 
   /**
-   * Stops the cloud cleanly: SIGTERM to the leader (tsx passes it on to the
-   * cloud, which stops its parts in order, DynamoDB Local last), then waits
+   * Stops the cloud cleanly: SIGTERM to the leader (the cloud, which stops
+   * its parts in order, DynamoDB Local last), then waits
    * for the whole group; SIGKILL to the group if it has not gone in 15 s.
    */
   async stop(): Promise<void> {

@@ -6,13 +6,15 @@ import { withThisNode } from './this-node';
 const ROOT = join(__dirname, '..');
 
 /**
- * The command `npm start` runs (`tsx local/main.ts`) with these options:
- * the project's own tsx on the Node running this process.
+ * The command `npm start` runs (`node --import tsx local/main.ts`) with these
+ * options: the project's own tsx, loaded into the Node running this process.
+ * One process, not tsx's launcher, which would run the cloud in a child of
+ * its own and stay resident beside it (about 50 MB) only to pass signals on.
  */
 export function localCloudCommand(args: readonly string[], spawnOptions: SpawnOptions = {}) {
   return {
-    command: join(ROOT, 'node_modules', '.bin', 'tsx'),
-    args: [join(__dirname, 'main.ts'), ...args],
+    command: process.execPath,
+    args: ['--import', 'tsx', join(__dirname, 'main.ts'), ...args],
     options: { cwd: ROOT, env: withThisNode(), ...spawnOptions },
   };
 }

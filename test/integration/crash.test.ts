@@ -7,7 +7,7 @@ import { checkAnswer } from '../support/contract';
 
 /**
  * A hard crash: the local cloud, run on a data directory as a process group
- * of its own (tsx, the cloud, DynamoDB Local's JVM), killed whole with
+ * of its own (the cloud and DynamoDB Local's JVM), killed whole with
  * SIGKILL while sagas are in flight, then started again on the same data.
  * Nothing acknowledged before the kill may be lost, and every order must
  * still end CONFIRMED or CANCELLED within its deadline plus the sweeper's
