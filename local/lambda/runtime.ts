@@ -121,6 +121,8 @@ interface Sandbox {
   /** `starting` until its handler is loaded; `busy` while an invocation holds it; `stopped` for good. */
   state: 'starting' | 'idle' | 'busy' | 'stopped';
   idleSince: number;
+  /** When it was started (performance.now()). */
+  readonly startedAt: number;
   invocations: number;
   /** Answers the sandbox owes: its invocation's, and any memory or flush request. */
   readonly pending: Map<string, Call>;
@@ -214,6 +216,8 @@ export interface LambdaRuntimeOptions {
   readonly startAfterWaitMs?: number;
   /** A function's last sandbox may be stopped for another's room after this long idle (see `evictFor`). */
   readonly lastSandboxIdleMs?: number;
+  /** A sandbox is not stopped for another function's room until it has lived this long (see `evictFor`). */
+  readonly evictableAfterMs?: number;
   /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
   readonly dynamo?: { readonly port: number; readonly partitionKeys: Readonly<Record<string, string>> };
   /** Each function's role, which its sandbox checks its DynamoDB calls against (absent: no check). */
@@ -232,7 +236,7 @@ export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 8;
  * costs about 25 MB resident fresh and 40–50 MB once it has run a while (its
  * heap and young generation grown). Under the integration suite (bursts of
  * 200 orders), 16 sandboxes took the main process to 750 MB and the whole
- * stack (with DynamoDB Local's JVM at 260 MB and the tsx launcher at 44 MB)
+ * stack (with DynamoDB Local's JVM at 260 MB and tsx's launcher, since gone, at 44 MB)
  * to 1,050 MB; 13 still peaked at 1,020 MB. 12 (one warm per function of
  * this app's 11, and room for one more) keeps the stack within 1 GB.
  */
@@ -259,6 +263,16 @@ const LEND_AFTER_PAUSED_MS = 250;
 export const DEFAULT_SANDBOX_IDLE_MS = 30_000;
 /** A function's last sandbox is taken for another function's room only after this long idle. */
 export const LAST_SANDBOX_IDLE_MS = 10_000;
+/**
+ * A sandbox is stopped for another function's room only once it has lived
+ * this long, so that a start (150–250 ms of CPU here) buys its function at
+ * least this much service. Measured without it, in a 25/s level that fell
+ * into the slow mode: at the total cap the orders API and the saga's steps
+ * took each other's just-freed sandboxes in turn, and started 34 and 31
+ * sandboxes in the level (8.3 ms of CPU per transaction in starts, against
+ * 0–0.6 in a level that ran well).
+ */
+export const EVICTABLE_AFTER_MS = 5_000;
 /**
  * A function that has sandboxes starts another only once an invocation would
  * wait this long for them (see `queueWaitMs`). Lambda starts an environment
@@ -566,6 +580,7 @@ export class LambdaRuntime {
       ready,
       state: 'starting',
       idleSince: performance.now(),
+      startedAt: performance.now(),
       invocations: 0,
       pending: new Map(),
       paused: false,
@@ -727,20 +742,27 @@ export class LambdaRuntime {
    * stopping another function's longest-idle sandbox (of one with nobody
    * waiting): one beyond its first at once, its last only once idle
    * LAST_SANDBOX_IDLE_MS (a function nobody calls goes cold, as on Lambda, so
-   * a scheduled one does not hold room a busy one needs). When only such
-   * younger last sandboxes stand in the way, the room is looked for again once
-   * they are old enough. (Measured: also sparing sandboxes beyond the first
+   * a scheduled one does not hold room a busy one needs), and, while `pool`
+   * has a sandbox of its own to serve its queue, none younger than
+   * EVICTABLE_AFTER_MS. When only such sandboxes stand in the way, the room
+   * is looked for again once they are old enough. (Measured: also sparing sandboxes beyond the first
    * until idle 500 ms starved the saga's steps behind the busy APIs.)
    */
   private evictFor(pool: Pool): boolean {
     const now = performance.now();
     const lastIdleMs = this.options.lastSandboxIdleMs ?? LAST_SANDBOX_IDLE_MS;
+    // A function with no sandbox at all is never kept waiting for others' young ones.
+    const evictableAfterMs =
+      pool.sandboxes.size > 0 ? (this.options.evictableAfterMs ?? EVICTABLE_AFTER_MS) : 0;
     let victim: Sandbox | undefined;
     let soonest = Number.POSITIVE_INFINITY;
     for (const other of this.pools.values()) {
       if (other === pool || other.queue.length > 0) continue;
       for (const s of other.idle) {
-        const wait = other.sandboxes.size <= 1 ? lastIdleMs - (now - s.idleSince) : 0;
+        const wait = Math.max(
+          other.sandboxes.size <= 1 ? lastIdleMs - (now - s.idleSince) : 0,
+          evictableAfterMs - (now - s.startedAt),
+        );
         if (wait > 0) soonest = Math.min(soonest, wait);
         else if (!victim || s.idleSince < victim.idleSince) victim = s;
       }

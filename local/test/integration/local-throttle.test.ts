@@ -271,7 +271,8 @@ describe("the local HTTP API's throttling", () => {
         { ...spec, logicalId: 'B' },
       ],
       join(dir, 'logs'),
-      { maxSandboxesPerFunction: 4, maxSandboxes: 3 },
+      // A's sandboxes are seconds old at most: taking them must not wait for their age here.
+      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs: 0 },
     );
     const total = () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0);
     try {
@@ -281,6 +282,37 @@ describe("the local HTTP API's throttling", () => {
       expect(total()).toBeLessThanOrEqual(3);
       expect(runtime.sandboxes().A!.reclaimed).toBeGreaterThanOrEqual(1);
       expect(runtime.sandboxes().B!.sandboxes).toBeGreaterThanOrEqual(2);
+    } finally {
+      await runtime.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('at the total cap, a young sandbox is taken only for a function that has none: the room a start bought is kept a while', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'young-'));
+    writeFileSync(
+      join(dir, 'index.js'),
+      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 50));',
+    );
+    const spec = { codeDir: dir, handler: 'index.handler', memoryMb: 128, timeoutMs: 5_000, environment: {} };
+    const runtime = new LambdaRuntime(
+      [
+        { ...spec, logicalId: 'A' },
+        { ...spec, logicalId: 'B' },
+      ],
+      join(dir, 'logs'),
+      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs: 60_000 },
+    );
+    try {
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
+      expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
+      // B has no sandbox: it takes one of A's at once, young as it is; with that one it serves its
+      // queue, and A's others (younger than a minute) stay.
+      await expect(
+        Promise.all(Array.from({ length: 10 }, () => runtime.invoke('B', {}))),
+      ).resolves.toHaveLength(10);
+      expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 2, reclaimed: 1 });
+      expect(runtime.sandboxes().B).toMatchObject({ sandboxes: 1, invocations: 10 });
     } finally {
       await runtime.stop();
       rmSync(dir, { recursive: true, force: true });
