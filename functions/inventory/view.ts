@@ -18,9 +18,9 @@ import type { Product, Stock } from './domain';
  * of an item on each write, and a 64-shard product held 320 of them
  * (measured: an UpdateItem of one shard's entry cost its JVM 3.1–4.0 ms of
  * CPU on the maps, 1.1–1.6 ms on strings); on AWS the item is smaller too
- * (about 1.7 KB for 64 shards of 15,625 units, two write units, where the maps' 2,062 bytes
- * took three). Entries written as maps by earlier versions are still read,
- * and the projector replaces them.
+ * (about 1.7 KB for 64 shards of 15,625 units, two write units, where the
+ * maps' 2,062 bytes took three). Entries written as maps by earlier versions
+ * are still read, and the projector replaces them.
  */
 export interface ProductViewItem {
   readonly id: string;

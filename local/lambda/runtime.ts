@@ -266,11 +266,11 @@ export const LAST_SANDBOX_IDLE_MS = 10_000;
 /**
  * A sandbox is stopped for another function's room only once it has lived
  * this long, so that a start (150–250 ms of CPU here) buys its function at
- * least this much service. Measured without it, in a 25/s level that fell
+ * least this much service. Measured without it, in 25/s levels that fell
  * into the slow mode: at the total cap the orders API and the saga's steps
- * took each other's just-freed sandboxes in turn, and started 34 and 31
- * sandboxes in the level (8.3 ms of CPU per transaction in starts, against
- * 0–0.6 in a level that ran well).
+ * took each other's just-freed sandboxes in turn, and started 22–34 and
+ * 23–31 sandboxes in a level (2.8–8.3 ms of CPU per transaction in starts,
+ * against 0–0.6 in levels that ran well).
  */
 export const EVICTABLE_AFTER_MS = 5_000;
 /**
