@@ -228,8 +228,13 @@ describe('the order saga', () => {
         [...first, ...second, 'ReserveStock', 'IsFirstExecution', 'AlreadyRunningElsewhere'],
       ]).toContainEqual(entered);
     }
-    // One effect: 3 units sold, 3,000 cents captured, once.
-    expect(await stockOf(product.productId)).toMatchObject({ available: 7, reserved: 0, sold: 3 });
+    // One effect: 3 units sold, 3,000 cents captured, once. Both executions have ended, so every write is
+    // done; the product's stock is a read model that follows within its stream's batching window.
+    expect(await settles(() => stockOf(product.productId), { sold: 3 })).toMatchObject({
+      available: 7,
+      reserved: 0,
+      sold: 3,
+    });
     expect((await creditOf(customer.customerId)).availableCreditCents).toBe(7_000);
     sfn.destroy();
   });
