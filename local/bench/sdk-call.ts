@@ -44,59 +44,31 @@ async function main() {
   const sdk = new DynamoDBClient(config);
   const docs = DynamoDBDocumentClient.from(sdk, { marshallOptions: { removeUndefinedValues: true } });
   const cached = new DynamoDBClient({ ...config, cacheMiddleware: true });
-  const item = (i: number) => ({
-    id: `item-${i % 1000}`,
-    n: i,
-    payload: 'x'.repeat(200),
-    list: [{ sku: 'a', q: 2 }],
+  // The same item and key for every variant: in the wire's typed form, and as the DocumentClient takes it.
+  const key = (i: number) => `item-${i % 1000}`;
+  const item = (i: number) => ({ id: key(i), n: i, payload: 'x'.repeat(200), list: [{ sku: 'a', q: 2 }] });
+  const wireItem = (i: number) => ({
+    id: { S: key(i) },
+    n: { N: String(i) },
+    payload: { S: 'x'.repeat(200) },
+    list: { L: [{ M: { sku: { S: 'a' }, q: { N: '2' } } }] },
   });
+  const lowLevel =
+    (client: DynamoDBClient): Call =>
+    (i) =>
+      i % 2
+        ? client.send(new GetItemCommand({ TableName: 'bench', Key: { id: { S: key(i) } } }))
+        : client.send(new PutItemCommand({ TableName: 'bench', Item: wireItem(i) }));
   const variants: Record<string, Call> = {
     raw: (i) =>
       i % 2
-        ? raw.call('DynamoDB_20120810.GetItem', {
-            TableName: 'bench',
-            Key: { id: { S: `item-${i % 1000}` } },
-          })
-        : raw.call('DynamoDB_20120810.PutItem', {
-            TableName: 'bench',
-            Item: {
-              id: { S: `item-${i % 1000}` },
-              n: { N: String(i) },
-              payload: { S: 'x'.repeat(200) },
-              list: { L: [{ M: { sku: { S: 'a' }, q: { N: '2' } } }] },
-            },
-          }),
-    sdk: (i) =>
-      i % 2
-        ? sdk.send(new GetItemCommand({ TableName: 'bench', Key: { id: { S: `item-${i % 1000}` } } }))
-        : sdk.send(
-            new PutItemCommand({
-              TableName: 'bench',
-              Item: {
-                id: { S: `item-${i % 1000}` },
-                n: { N: String(i) },
-                payload: { S: 'x'.repeat(200) },
-                list: { L: [{ M: { sku: { S: 'a' }, q: { N: '2' } } }] },
-              },
-            }),
-          ),
-    cached: (i) =>
-      i % 2
-        ? cached.send(new GetItemCommand({ TableName: 'bench', Key: { id: { S: `item-${i % 1000}` } } }))
-        : cached.send(
-            new PutItemCommand({
-              TableName: 'bench',
-              Item: {
-                id: { S: `item-${i % 1000}` },
-                n: { N: String(i) },
-                payload: { S: 'x'.repeat(200) },
-                list: { L: [{ M: { sku: { S: 'a' }, q: { N: '2' } } }] },
-              },
-            }),
-          ),
+        ? raw.call('DynamoDB_20120810.GetItem', { TableName: 'bench', Key: { id: { S: key(i) } } })
+        : raw.call('DynamoDB_20120810.PutItem', { TableName: 'bench', Item: wireItem(i) }),
+    sdk: lowLevel(sdk),
+    cached: lowLevel(cached),
     documents: (i) =>
       i % 2
-        ? docs.send(new GetCommand({ TableName: 'bench', Key: { id: `item-${i % 1000}` } }))
+        ? docs.send(new GetCommand({ TableName: 'bench', Key: { id: key(i) } }))
         : docs.send(new PutCommand({ TableName: 'bench', Item: item(i) })),
   };
   const n = Number(values.calls);

@@ -258,7 +258,14 @@ describe("the local HTTP API's throttling", () => {
     }
   });
 
-  test('the sandboxes of all functions stay within the total cap: an idle extra one of another function makes room', async () => {
+  /**
+   * Runs `body` on a runtime of two functions A and B (each invocation 50 ms) under a total cap of
+   * three sandboxes, with `evictableAfterMs`; `total` counts the sandboxes of both.
+   */
+  async function atTotalCap(
+    evictableAfterMs: number,
+    body: (runtime: LambdaRuntime, total: () => number) => Promise<void>,
+  ) {
     const dir = mkdtempSync(join(tmpdir(), 'total-'));
     writeFileSync(
       join(dir, 'index.js'),
@@ -271,39 +278,29 @@ describe("the local HTTP API's throttling", () => {
         { ...spec, logicalId: 'B' },
       ],
       join(dir, 'logs'),
-      // A's sandboxes are seconds old at most: taking them must not wait for their age here.
-      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs: 0 },
+      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs },
     );
-    const total = () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0);
     try {
+      await body(runtime, () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0));
+    } finally {
+      await runtime.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('the sandboxes of all functions stay within the total cap: an idle extra one of another function makes room', () =>
+    // A's sandboxes are seconds old at most: taking them must not wait for their age here.
+    atTotalCap(0, async (runtime, total) => {
       await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
       expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
       await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('B', {})));
       expect(total()).toBeLessThanOrEqual(3);
       expect(runtime.sandboxes().A!.reclaimed).toBeGreaterThanOrEqual(1);
       expect(runtime.sandboxes().B!.sandboxes).toBeGreaterThanOrEqual(2);
-    } finally {
-      await runtime.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  test('at the total cap, a young sandbox is taken only for a function that has none: the room a start bought is kept a while', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'young-'));
-    writeFileSync(
-      join(dir, 'index.js'),
-      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 50));',
-    );
-    const spec = { codeDir: dir, handler: 'index.handler', memoryMb: 128, timeoutMs: 5_000, environment: {} };
-    const runtime = new LambdaRuntime(
-      [
-        { ...spec, logicalId: 'A' },
-        { ...spec, logicalId: 'B' },
-      ],
-      join(dir, 'logs'),
-      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs: 60_000 },
-    );
-    try {
+  test('at the total cap, a young sandbox is taken only for a function that has none: the room a start bought is kept a while', () =>
+    atTotalCap(60_000, async (runtime) => {
       await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
       expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
       // B has no sandbox: it takes one of A's at once, young as it is; with that one it serves its
@@ -313,9 +310,5 @@ describe("the local HTTP API's throttling", () => {
       ).resolves.toHaveLength(10);
       expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 2, reclaimed: 1 });
       expect(runtime.sandboxes().B).toMatchObject({ sandboxes: 1, invocations: 10 });
-    } finally {
-      await runtime.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
