@@ -572,6 +572,7 @@ export class LambdaRuntime {
     });
     // A start failure is reported to whoever waits on it; nobody waiting is not an unhandled rejection.
     ready.catch(() => undefined);
+    const startedAt = performance.now();
     const sandbox: Sandbox = {
       id: ++this.nextId,
       pool,
@@ -579,8 +580,8 @@ export class LambdaRuntime {
       worker,
       ready,
       state: 'starting',
-      idleSince: performance.now(),
-      startedAt: performance.now(),
+      idleSince: startedAt,
+      startedAt,
       invocations: 0,
       pending: new Map(),
       paused: false,
@@ -745,8 +746,9 @@ export class LambdaRuntime {
    * a scheduled one does not hold room a busy one needs), and, while `pool`
    * has a sandbox of its own to serve its queue, none younger than
    * EVICTABLE_AFTER_MS. When only such sandboxes stand in the way, the room
-   * is looked for again once they are old enough. (Measured: also sparing sandboxes beyond the first
-   * until idle 500 ms starved the saga's steps behind the busy APIs.)
+   * is looked for again once they are old enough. (Measured: also sparing
+   * sandboxes beyond the first until idle 500 ms starved the saga's steps
+   * behind the busy APIs.)
    */
   private evictFor(pool: Pool): boolean {
     const now = performance.now();

@@ -93,27 +93,27 @@ describe("the local HTTP API's throttling", () => {
     }
   });
 
-  /** Runs `use` on a runtime holding one function, `Slow`, of `source` (its spec extended by `spec`). */
-  async function withSlowFunction(
+  /**
+   * Runs `use` on a runtime of `functions`, each a handler of `source` (a 5 s timeout and 128 MB, its
+   * spec extended by its entry), with `options`; the code and logs are removed after.
+   */
+  async function withFunctions(
     source: string,
-    spec: { reservedConcurrency?: number },
+    functions: readonly { logicalId: string; reservedConcurrency?: number }[],
     options: LambdaRuntimeOptions,
     use: (runtime: LambdaRuntime) => Promise<void>,
   ) {
-    const dir = mkdtempSync(join(tmpdir(), 'slow-'));
+    const dir = mkdtempSync(join(tmpdir(), 'functions-'));
     writeFileSync(join(dir, 'index.js'), source);
     const runtime = new LambdaRuntime(
-      [
-        {
-          logicalId: 'Slow',
-          codeDir: dir,
-          handler: 'index.handler',
-          timeoutMs: 5_000,
-          memoryMb: 128,
-          environment: {},
-          ...spec,
-        },
-      ],
+      functions.map((f) => ({
+        codeDir: dir,
+        handler: 'index.handler',
+        timeoutMs: 5_000,
+        memoryMb: 128,
+        environment: {},
+        ...f,
+      })),
       join(dir, 'logs'),
       options,
     );
@@ -126,9 +126,9 @@ describe("the local HTTP API's throttling", () => {
   }
 
   test('a sandbox refuses invocations beyond the reserved concurrency, as Lambda throttles', () =>
-    withSlowFunction(
+    withFunctions(
       'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 300));',
-      { reservedConcurrency: 1 },
+      [{ logicalId: 'Slow', reservedConcurrency: 1 }],
       {},
       async (runtime) => {
         const outcomes = await Promise.allSettled([runtime.invoke('Slow', {}), runtime.invoke('Slow', {})]);
@@ -139,9 +139,9 @@ describe("the local HTTP API's throttling", () => {
     ));
 
   test('an invocation bounded in its wait for a sandbox leaves the queue unrun once the bound passes', () =>
-    withSlowFunction(
+    withFunctions(
       'let runs = 0;\nexports.handler = () => new Promise((resolve) => setTimeout(() => resolve(++runs), 400));',
-      {},
+      [{ logicalId: 'Slow' }],
       { maxSandboxesPerFunction: 1 },
       async (runtime) => {
         await runtime.warm(['Slow']);
@@ -262,31 +262,17 @@ describe("the local HTTP API's throttling", () => {
    * Runs `body` on a runtime of two functions A and B (each invocation 50 ms) under a total cap of
    * three sandboxes, with `evictableAfterMs`; `total` counts the sandboxes of both.
    */
-  async function atTotalCap(
+  const atTotalCap = (
     evictableAfterMs: number,
     body: (runtime: LambdaRuntime, total: () => number) => Promise<void>,
-  ) {
-    const dir = mkdtempSync(join(tmpdir(), 'total-'));
-    writeFileSync(
-      join(dir, 'index.js'),
+  ) =>
+    withFunctions(
       'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 50));',
-    );
-    const spec = { codeDir: dir, handler: 'index.handler', memoryMb: 128, timeoutMs: 5_000, environment: {} };
-    const runtime = new LambdaRuntime(
-      [
-        { ...spec, logicalId: 'A' },
-        { ...spec, logicalId: 'B' },
-      ],
-      join(dir, 'logs'),
+      [{ logicalId: 'A' }, { logicalId: 'B' }],
       { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs },
+      (runtime) =>
+        body(runtime, () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0)),
     );
-    try {
-      await body(runtime, () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0));
-    } finally {
-      await runtime.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
 
   test('the sandboxes of all functions stay within the total cap: an idle extra one of another function makes room', () =>
     // A's sandboxes are seconds old at most: taking them must not wait for their age here.
