@@ -108,9 +108,21 @@ export class AdmissionControl {
   /** Why `route` cannot take a request now, or undefined when it can. */
   check(route: AdmittedRoute): Refusal | undefined {
     if (this.runtime.expectedWaitMs(route.functionId) > this.options.maxQueueWaitMs) return 'queue';
-    if (this.startsSaga(route) && (this.sagasLate() || this.sagaBacklogMs() > this.options.maxSagaBacklogMs))
-      return 'saga';
+    if (this.startsSaga(route) && this.sagasInFlight() > 0) {
+      if (this.sagasLate() || this.sagaBacklogMs() > this.options.maxSagaBacklogMs) return 'saga';
+    }
     return undefined;
+  }
+
+  /**
+   * Sagas running or about to start. With none, a saga-starting request is
+   * never refused for the backlog: the step functions' recent durations are
+   * only renewed by the invocations of admitted sagas, so one slow step (a
+   * timeout under a fault) would otherwise keep an idle platform refusing
+   * orders for good.
+   */
+  private sagasInFlight(): number {
+    return this.sagas!.runningCount + this.sagaRequests;
   }
 
   /**
@@ -158,7 +170,7 @@ export class AdmissionControl {
         (perExecution * (load.recentMs ?? UNKNOWN_DURATION_MS)) / sandboxes,
       );
     }
-    return (sagas.runningCount + this.sagaRequests + 1) * perExecutionMs;
+    return (this.sagasInFlight() + 1) * perExecutionMs;
   }
 
   /**

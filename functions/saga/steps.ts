@@ -1,5 +1,7 @@
+import type { Context } from 'aws-lambda';
 import { CAPACITY_ERRORS, ConcurrencyError } from '../shared/errors';
 import { logger, metrics } from '../shared/powertools';
+import { retryWithin } from '../shared/retries';
 import {
   type BusinessErrorName,
   type StepAction,
@@ -84,7 +86,8 @@ export type StepHandlers = {
  * the step throws leaves here named by the contract.
  */
 export function sagaSteps(steps: StepHandlers) {
-  return async (event: unknown): Promise<unknown> => {
+  return async (event: unknown, context?: Context): Promise<unknown> => {
+    retryWithin(context);
     const parsed = stepInput.safeParse(event);
     if (!parsed.success) {
       logger.error('saga step input breaks the contract', { issues: parsed.error.issues });

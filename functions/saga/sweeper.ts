@@ -1,4 +1,5 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
 import { customers } from '../accounts';
 import { inventoryCommands, inventorySettings, inventoryStores } from '../inventory';
 import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders';
@@ -6,6 +7,7 @@ import { paymentsStore } from '../payments';
 import { documents, dynamoEvents, fromEnvironment } from '../shared/aws';
 import { KEY } from '../shared/event-store';
 import { logger, metrics } from '../shared/powertools';
+import { retryWithin } from '../shared/retries';
 import { sagaUseCases } from './application';
 import { SAGA_METRICS, sweeperEnvironment } from './seams';
 
@@ -45,7 +47,11 @@ const BATCH_GET_LIMIT = 100;
  * sweeps. Most orders are final by then, which one BatchGetItem of their
  * final event shows for a hundred at a time.
  */
-export const handler = async (scheduled?: { time?: string }): Promise<{ swept: number }> => {
+export const handler = async (
+  scheduled?: { time?: string },
+  context?: Context,
+): Promise<{ swept: number }> => {
+  retryWithin(context);
   const now = new Date();
   const at = scheduled?.time ? new Date(scheduled.time) : now;
   const upTo = new Date(at.getTime() - GRACE_MS).toISOString();

@@ -4,6 +4,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { DynamoDbEventStore } from './event-store';
 import { traced } from './powertools';
+import { DeadlineRetries } from './retries';
 import type { Environment, Values, Variable } from './seams';
 
 /**
@@ -13,7 +14,7 @@ import type { Environment, Values, Variable } from './seams';
  */
 export const dynamo = traced(
   new DynamoDBClient({
-    maxAttempts: 5,
+    retryStrategy: new DeadlineRetries(5),
     // Keep-alive sockets, so that calls reuse connections across invocations. (A sandbox runs one
     // invocation at a time, on Lambda as locally; the bound is only a ceiling for fan-out within one.)
     requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }),

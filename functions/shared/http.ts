@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import * as z from 'zod';
 import { ClientError, isCapacityRefusal, throttled, validationError } from './errors';
 import { logger } from './powertools';
+import { retryWithin } from './retries';
 import type { Routes } from './seams';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -102,6 +103,7 @@ export function httpHandler<R extends Routes>(
     Object.entries(routes).map(([name, routeKey]) => [routeKey, handlers[name as keyof R]]),
   );
   const handle = async (event: APIGatewayProxyEventV2, context: Context): Promise<HttpResult> => {
+    retryWithin(context);
     const correlationId =
       event.headers?.['x-correlation-id'] || event.requestContext?.requestId || context.awsRequestId;
     logger.appendKeys({ correlationId, route: event.routeKey });

@@ -2,9 +2,10 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { documents } from './aws';
 import { logger } from './powertools';
+import { retryWithin } from './retries';
 
 /**
  * Writes `attributes` to a view item only if `version` is newer than the one
@@ -137,7 +138,8 @@ export async function upsertEntries(
 export function projector(
   project: (events: readonly EventRecord[]) => Promise<{ readonly failed: readonly string[] }>,
 ) {
-  return async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  return async (stream: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> => {
+    retryWithin(context);
     const newest = new Map<string, EventRecord>();
     const firstRecord = new Map<string, string>();
     for (const record of stream.Records) {

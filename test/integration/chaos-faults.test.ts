@@ -12,6 +12,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { installDynamoMeter } from '@commerce/local-cloud';
 import { ConcurrencyError } from '../../functions/shared/errors';
 import { appendAtomically } from '../../functions/shared/event-store';
+import { DeadlineRetries, RETRY_MARGIN_MS, retryWithin } from '../../functions/shared/retries';
 import {
   awsEndpoint,
   createCustomer,
@@ -72,8 +73,8 @@ describe('DynamoDB refusing calls', () => {
     dynamo.destroy();
     http.request = request;
   });
-  const query = () =>
-    dynamo.send(
+  const query = (client = dynamo) =>
+    client.send(
       new QueryCommand({
         TableName: table,
         KeyConditionExpression: 'aggregateId = :id',
@@ -97,6 +98,26 @@ describe('DynamoDB refusing calls', () => {
     };
     expect(throttled.name).toBe('ThrottlingException');
     expect(throttled.$metadata.attempts).toBe(3);
+
+    // The functions' client (DeadlineRetries) gives up sooner, with half a second left of the invocation
+    // past the margin; the caller still gets DynamoDB's own throttling error, not the strategy's.
+    const functionsClient = new DynamoDBClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      retryStrategy: new DeadlineRetries(5),
+    });
+    retryWithin({ getRemainingTimeInMillis: () => RETRY_MARGIN_MS + 500 });
+    const started = Date.now();
+    const bounded = (await query(functionsClient)
+      .catch((x: unknown) => x)
+      .finally(() => {
+        retryWithin(undefined);
+        functionsClient.destroy();
+      })) as { name: string; $metadata: { attempts: number } };
+    expect(bounded.name).toBe('ThrottlingException');
+    expect(bounded.$metadata.attempts).toBeLessThan(5);
+    expect(Date.now() - started).toBeLessThan(500 + 1_000);
 
     // Lifted: the same call reaches DynamoDB again.
     meter.setDynamoFaults([]);

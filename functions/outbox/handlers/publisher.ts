@@ -4,14 +4,15 @@ import {
   type PutEventsCommandOutput,
   type PutEventsRequestEntry,
 } from '@aws-sdk/client-eventbridge';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { fromEnvironment } from '../../shared/aws';
 import { logger, traced } from '../../shared/powertools';
+import { DeadlineRetries, retryWithin } from '../../shared/retries';
 import { type EventRecord, eventOf } from '../../shared/views';
 import { isIntegrationEvent, SOURCES } from '../integration-events';
 import { publisherEnvironment } from '../seams';
 
-const eventBridge = traced(new EventBridgeClient({ maxAttempts: 5 }));
+const eventBridge = traced(new EventBridgeClient({ retryStrategy: new DeadlineRetries(5) }));
 
 /** The envelope's `detail`: the event and where it came from, without the stored snapshot. */
 export const detailOf = (e: EventRecord) => ({
@@ -84,7 +85,11 @@ let eventBusName: string | undefined;
  * the refused one that EventBridge did accept are put again on the retry: at
  * least once, as every consumer of the bus expects.
  */
-export const handler = async (stream: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+export const handler = async (
+  stream: DynamoDBStreamEvent,
+  context?: Context,
+): Promise<DynamoDBBatchResponse> => {
+  retryWithin(context);
   eventBusName ??= fromEnvironment(publisherEnvironment).eventBusName;
   return publish(outgoingOf(stream, eventBusName), (entries) =>
     eventBridge.send(new PutEventsCommand({ Entries: entries })),
@@ -104,7 +109,7 @@ export async function publish(
       try {
         result = await putEvents(pending.map((o) => o.entry));
       } catch (error) {
-        // The SDK has retried already (maxAttempts): the records before this chunk's first pending one are done.
+        // The SDK has retried already (DeadlineRetries): the records before this chunk's first pending one are done.
         logger.error('events not published', { failed: pending.length, error: error as Error });
         return { batchItemFailures: [{ itemIdentifier: pending[0]!.sequenceNumber }] };
       }

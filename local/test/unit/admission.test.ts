@@ -4,14 +4,14 @@ import type { LambdaRuntime } from '../../lambda/runtime';
 const ORDERS_API = 'OrdersApi';
 const SAGA_STEPS = 'SagaSteps';
 
-/** A runtime whose saga step function has `sandboxes`, a recent duration of 10 ms and `invocations` so far. */
-function runtimeOf(invocations: () => number, sandboxes = 1) {
+/** A runtime whose saga step function has `sandboxes`, a recent duration of `recentMs` and `invocations` so far. */
+function runtimeOf(invocations: () => number, sandboxes: number, recentMs: number) {
   return {
     expectedWaitMs: () => 0,
     load: (functionId: string) => ({
       cap: 4,
       sandboxes,
-      recentMs: 10,
+      recentMs,
       invocations: functionId === SAGA_STEPS ? invocations() : 0,
     }),
   } as unknown as LambdaRuntime;
@@ -21,10 +21,11 @@ function admissionWith(
   gauge: Omit<SagaGauge, 'taskFunctionIds' | 'startingFunctionIds' | 'runningLongerThan'> & { late?: number },
   invocations: number,
   sandboxes = 1,
+  recentMs = 10,
 ) {
   let counted = 0;
   const admission = new AdmissionControl(
-    runtimeOf(() => counted, sandboxes),
+    runtimeOf(() => counted, sandboxes, recentMs),
     {
       ...gauge,
       runningLongerThan: () => gauge.late ?? 0,
@@ -66,6 +67,17 @@ describe('admission control: the saga backlog', () => {
     expect(running(8, 5)).toBe('saga');
     expect(running(60, 5)).toBeUndefined(); // five late of sixty: under a tenth
     expect(running(60, 6)).toBe('saga');
+  });
+
+  test('never refuses for the backlog while no saga runs or starts, however slow the steps last were', () => {
+    // A step that ran to its 10 s timeout (under a fault) leaves the recent duration high, and only the
+    // steps of admitted sagas bring it down again: an estimate alone would refuse every order for good.
+    const idle = admissionWith({ runningCount: 0, executionsStarted: 20 }, 40, 1, 10_000);
+    expect(idle.sagaBacklogMs()).toBeGreaterThan(100);
+    expect(idle.check(placeOrder)).toBeUndefined();
+    // With one running, the estimate holds again.
+    const one = admissionWith({ runningCount: 1, executionsStarted: 20 }, 40, 1, 10_000);
+    expect(one.check(placeOrder)).toBe('saga');
   });
 
   test('refuses only writes that start sagas on account of the backlog', () => {
