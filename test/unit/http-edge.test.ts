@@ -12,9 +12,7 @@ const answerTo = async (thrown: unknown) => {
   const event = { routeKey: 'GET /probe', rawPath: '/probe', headers: {}, requestContext: {} };
   const result = await handler(
     event as unknown as APIGatewayProxyEventV2,
-    {
-      awsRequestId: 'test',
-    } as Context,
+    { awsRequestId: 'test', getRemainingTimeInMillis: () => 10_000 } as Context,
   );
   return { status: result.statusCode, headers: result.headers ?? {}, body: JSON.parse(result.body) };
 };
