@@ -274,6 +274,15 @@ export const LAST_SANDBOX_IDLE_MS = 10_000;
  */
 export const EVICTABLE_AFTER_MS = 5_000;
 /**
+ * A sandbox's young generation (V8's space for new objects), MiB. V8 sizes
+ * it from the old generation's limit (up to 512 MB here) and grows it while
+ * much survives, and a dozen isolates each keep theirs. Measured at 20/s on
+ * 64-shard products: the local cloud's process peaked at 542–568 MB with 12
+ * (two runs) against 695–729 MB with V8's sizing (six runs); CPU per
+ * transaction, 63–71 ms against 35–84, within that day's noise.
+ */
+const SANDBOX_YOUNG_GENERATION_MB = 12;
+/**
  * A function that has sandboxes starts another only once an invocation would
  * wait this long for them (see `queueWaitMs`). Lambda starts an environment
  * for every invocation that finds none free; here a start costs 150–250 ms of
@@ -562,7 +571,10 @@ export class LambdaRuntime {
       env: spec.environment,
       // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles.
       execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512) },
+      resourceLimits: {
+        maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512),
+        maxYoungGenerationSizeMb: SANDBOX_YOUNG_GENERATION_MB,
+      },
     });
     let markReady: () => void;
     let failStart: (error: Error) => void;
