@@ -30,6 +30,8 @@ export interface RunResult {
   readonly startedAt: string;
   readonly finishedAt: string;
   readonly machine: string;
+  /** The machine's one-thread speed before the run and after it (see cpuProbe), ms. */
+  readonly cpuProbeMs?: { readonly before: number; readonly after: number };
   readonly seedCounts: { customers: number; products: number };
   readonly levels: readonly LevelResult[];
   readonly invariants: InvariantReport;
@@ -416,6 +418,11 @@ export function writeReport(dir: string, run: RunResult): string {
     `- Result: **${run.failures.length === 0 ? 'passed' : 'FAILED'}**${run.failures.map((f) => `\n  - ${f}`).join('')}`,
     `- Target: ${run.target.api}${run.target.awsEndpoint ? ` (local cloud; counters from ${run.target.awsEndpoint})` : ''}`,
     `- From ${run.startedAt} to ${run.finishedAt}, on ${run.machine}`,
+    ...(run.cpuProbeMs
+      ? [
+          `- CPU probe (\`load/cpu-probe.ts\`, a fixed one-thread workload; the same code runs slower on a busier host, so compare runs by it): ${ms(run.cpuProbeMs.before)} ms before the run, ${ms(run.cpuProbeMs.after)} ms after`,
+        ]
+      : []),
     `- Workload: ${p.description}; each iteration one operation — place an order of 1–3 items ${p.weights.placeOrder}%, reserve one unit ${p.weights.reserveStock}%, create a customer ${p.weights.createCustomer}%; ${p.waitSeconds === undefined ? '' : `orders sent with \`Prefer: wait=${p.waitSeconds}\` (\`--wait\`); `}${Math.round(p.pollFraction * 100)}% of placed orders followed until final${p.waitSeconds === undefined ? '' : ' (from the answer when it is `201`, else by polling)'}, polled every ${p.pollIntervalMs} ms (limit ${p.sagaLimitSeconds} s); ${p.warmUpSeconds > 0 ? `a warm-up of ${p.warmUpSeconds} s at the first level's rate, not measured; ` : ''}${p.durationSeconds} s per level; ${run.seedCounts.customers} seeded customers, ${run.seedCounts.products} seeded products.`,
     `- Highest level sustained (no error, nothing dropped, achieved ≥ 95% of target): ${focus ? `**${focus.metrics.targetRate}/s**` : 'none'}`,
     ...(run.stoppedEarly

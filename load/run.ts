@@ -3,10 +3,12 @@
  * baseline, run each level with Artillery (the local cloud's counters reset
  * before it and read after it), check the invariants, write the report.
  */
+
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artilleryScript, LOAD_DIR, levelMetrics, runArtillery, sustained } from './artillery';
 import { costModel } from './cost';
+import { cpuProbe } from './cpu-probe';
 import { checkInvariants, type InvariantOptions, type InvariantReport, readBaseline } from './invariants';
 import { ordersOfLedger } from './ledger';
 import type { LedgerLine } from './processor';
@@ -73,6 +75,8 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   }
   writeSeed(join(dir, 'seed.json'), data);
   const baseline = await readBaseline(target, data);
+  // Taken with the target idle, before the load and after its invariants are checked.
+  const probeBefore = cpuProbe().ms;
 
   const ledgerFile = join(dir, 'orders.jsonl');
   writeFileSync(ledgerFile, '');
@@ -209,6 +213,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     machine: machine(),
+    cpuProbeMs: { before: probeBefore, after: cpuProbe().ms },
     seedCounts: { customers: data.customers.length, products: data.products.length },
     levels,
     invariants,
