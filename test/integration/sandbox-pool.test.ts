@@ -209,15 +209,18 @@ describe('admission control at the edge', () => {
   test('an order is refused while the sagas running could not finish in time: no order, no saga, nothing held', async () => {
     const customer = await createCustomer({ creditLimitCents: 10_000 });
     const product = await createProduct({ stock: 5, priceCents: 100 });
-    // One saga in flight (its ReserveStock held 2 s) and no backlog allowed: the next order is refused.
+    // One saga in flight (its ReserveStock held 5 s) and no backlog allowed: the next order is refused.
     // (With no saga in flight, none is refused for the backlog: see admission.test.ts.)
-    await setFaults([{ state: 'ReserveStock', rate: 1, delayMs: 2_000 }]);
+    await setFaults([{ state: 'ReserveStock', rate: 1, delayMs: 5_000 }]);
+    const executionsBefore = (await stats()).stepFunctions.executions;
     const inFlight = await post<{ orderId: string }>('/orders', {
       customerId: customer.customerId,
       items: [{ productId: product.productId, quantity: 1 }],
     });
     expect(inFlight.status).toBe(202);
-    const before = await stats();
+    // Its two starts (the request's and the bus's, which finds the saga claimed) are both counted before
+    // the refused order, so that any execution after this would be the refused order's.
+    const before = await eventually(stats, (s) => s.stepFunctions.executions >= executionsBefore + 2);
     await setAdmission({ maxSagaBacklogMs: 0 });
     const refused = await post('/orders', {
       customerId: customer.customerId,
