@@ -158,51 +158,26 @@ export function projector(
 }
 
 /**
- * How many of a projector's writes are in flight at once. A batch's writes
- * sent all together queue in DynamoDB Local, which serves its store one call
- * at a time, ahead of every request and saga step that calls it meanwhile.
- * Measured with local/bench/projection-flood.ts (a batch of sixty 64-shard
- * view writes once a second, request-path pairs arriving every 10 ms): the
- * pairs' p95 was 73–103 ms with the batch sent at once, 10.8–11.1 ms four at a
- * time (6.4 two, 24 eight), and the batch took as long (132–154 ms against
- * 135–137). On AWS, whose writes take single-digit milliseconds, four still
- * write a batch of a hundred in well under a second.
- */
-export const PROJECTION_CONCURRENCY = 4;
-
-/** Runs `work` on each of `items`, at most `limit` at once; `work` handles its own failures. */
-export async function eachAtMost<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-}
-
-/**
- * Runs `project` for each of `events`, PROJECTION_CONCURRENCY at once,
- * logging each failure with the event's keys (its correlation id ties it to
- * the request and saga that caused it); returns the aggregates whose
- * projection failed.
+ * Runs `project` for each of `events` at once, logging each failure with the
+ * event's keys (its correlation id ties it to the request and saga that
+ * caused it); returns the aggregates whose projection failed.
  */
 export async function eachProjected(
   events: readonly EventRecord[],
   project: (event: EventRecord) => Promise<void>,
 ): Promise<string[]> {
   const failed: string[] = [];
-  await eachAtMost(events, PROJECTION_CONCURRENCY, async (event) => {
-    const keys = { aggregateId: event.aggregateId, type: event.type, correlationId: event.correlationId };
-    try {
-      await project(event);
-      logger.debug('projected', keys);
-    } catch (error) {
-      logger.error('projection failed', { ...keys, error: error as Error });
-      failed.push(event.aggregateId);
-    }
-  });
+  await Promise.all(
+    events.map(async (event) => {
+      const keys = { aggregateId: event.aggregateId, type: event.type, correlationId: event.correlationId };
+      try {
+        await project(event);
+        logger.debug('projected', keys);
+      } catch (error) {
+        logger.error('projection failed', { ...keys, error: error as Error });
+        failed.push(event.aggregateId);
+      }
+    }),
+  );
   return failed;
 }

@@ -1,14 +1,6 @@
 import { fromEnvironment } from '../../shared/aws';
 import { logger } from '../../shared/powertools';
-import {
-  type EventRecord,
-  eachAtMost,
-  eachProjected,
-  PROJECTION_CONCURRENCY,
-  projector,
-  upsertEntries,
-  upsertView,
-} from '../../shared/views';
+import { type EventRecord, eachProjected, projector, upsertEntries, upsertView } from '../../shared/views';
 import type { Product, ReservationState, Stock } from '../domain';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
 import { expiryPartition, shardAttribute, shardEntry } from '../view';
@@ -47,22 +39,24 @@ export const handler = projector(async (events) => {
         return;
     }
   });
-  await eachAtMost([...shardsByProduct], PROJECTION_CONCURRENCY, async ([productId, shards]) => {
-    try {
-      await upsertEntries(
-        VIEWS_TABLE,
-        productId,
-        shards.map((event) => ({
-          attribute: shardAttribute(shardOf(event.aggregateId).shard),
-          version: event.version,
-          entry: shardEntry(event.version, event.state as Stock),
-        })),
-      );
-    } catch (error) {
-      logger.error('projection failed', { productId, shards: shards.length, error: error as Error });
-      failed.push(...shards.map((event) => event.aggregateId));
-    }
-  });
+  await Promise.all(
+    [...shardsByProduct].map(async ([productId, shards]) => {
+      try {
+        await upsertEntries(
+          VIEWS_TABLE,
+          productId,
+          shards.map((event) => ({
+            attribute: shardAttribute(shardOf(event.aggregateId).shard),
+            version: event.version,
+            entry: shardEntry(event.version, event.state as Stock),
+          })),
+        );
+      } catch (error) {
+        logger.error('projection failed', { productId, shards: shards.length, error: error as Error });
+        failed.push(...shards.map((event) => event.aggregateId));
+      }
+    }),
+  );
   return { failed };
 });
 
