@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 
 /** How many times the workload runs; the figure is the median, so a moment's preemption does not make it. */
 const RUNS = 5;
+const WARM_UP_RUNS = 3;
 const ROUNDS = 50_000;
 const ORDER = {
   orderId: 'ord_probe',
@@ -30,16 +31,15 @@ function workload(): string {
  * Hosts of the same type differ from day to day when their neighbours are
  * busy: measured on 2026-11-26, the AWS SDK's CPU per DynamoDB call
  * (local/bench/sdk-call.ts) was 0.64–0.89 ms against 0.47 two days before on
- * the same code, and a 20/s level's CPU per transaction ranged 35–84 ms. A
+ * the same code, and a 20/s level's CPU per transaction ranged 35–79 ms. A
  * load report prints this figure before and after its run, so that runs are
  * compared on the machine they had.
  */
 export function cpuProbe(): { ms: number; digest: string } {
-  const times: number[] = [];
   // The first runs compile the workload (in a fresh process they took up to twice as long): not timed.
-  let digest = workload();
-  workload();
-  workload();
+  for (let run = 0; run < WARM_UP_RUNS; run++) workload();
+  const times: number[] = [];
+  let digest = '';
   for (let run = 0; run < RUNS; run++) {
     const started = performance.now();
     digest = workload();

@@ -3,7 +3,6 @@
  * baseline, run each level with Artillery (the local cloud's counters reset
  * before it and read after it), check the invariants, write the report.
  */
-
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artilleryScript, LOAD_DIR, levelMetrics, runArtillery, sustained } from './artillery';
