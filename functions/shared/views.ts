@@ -87,14 +87,25 @@ export interface VersionedEntry {
 }
 
 /**
- * Writes several versioned entries of one view item in one UpdateItem, each
- * only if newer than what the item holds under that attribute (a string
- * comparison, see VersionedEntry; an entry that earlier versions stored as a
- * map, with its version under `v`, by that version); an item the entries are
- * the first to write is created. When any entry is not newer (a batch
- * delivered again, or an older one after a newer one) the write as a whole is
- * refused, and each entry is then written alone under its own guard, so that
- * the newer ones still land and none goes back in time.
+ * Entries one UpdateItem writes at most. Each adds a guard of up to 71
+ * characters to the condition, and DynamoDB refuses an expression over 4 KB
+ * (`ValidationException`): a batch with all 64 shards of a product made
+ * 4,169 bytes, and was written only after the stream mapping had bisected
+ * it. 32 keep the condition near 2 KB; a 64-shard product's full batch is
+ * two writes.
+ */
+export const ENTRIES_PER_UPDATE = 32;
+
+/**
+ * Writes several versioned entries of one view item in one UpdateItem (per
+ * ENTRIES_PER_UPDATE of them), each only if newer than what the item holds
+ * under that attribute (a string comparison, see VersionedEntry; an entry
+ * that earlier versions stored as a map, with its version under `v`, by that
+ * version); an item the entries are the first to write is created. When any
+ * entry is not newer (a batch delivered again, or an older one after a newer
+ * one) the write as a whole is refused, and each entry is then written alone
+ * under its own guard, so that the newer ones still land and none goes back
+ * in time.
  */
 export async function upsertEntries(
   tableName: string,
@@ -124,8 +135,11 @@ export async function upsertEntries(
       ExpressionAttributeValues: values,
     });
   };
-  if (entries.length === 0 || (await update(entries)) || entries.length === 1) return;
-  for (const entry of entries) await update([entry]);
+  for (let from = 0; from < entries.length; from += ENTRIES_PER_UPDATE) {
+    const some = entries.slice(from, from + ENTRIES_PER_UPDATE);
+    if ((await update(some)) || some.length === 1) continue;
+    for (const entry of some) await update([entry]);
+  }
 }
 
 /**

@@ -422,6 +422,41 @@ describe('inventory projector', () => {
     expect((await viewOfLegacy()).s0).toBe('14:7:0:0:7');
   });
 
+  it('a product of 64 shards created in one batch is projected whole: every shard on its one item', async () => {
+    // Its 64 entries in one UpdateItem made a condition of 4,169 bytes, over DynamoDB's 4 KB for an
+    // expression: the write was refused (ValidationException), and only the stream mapping's bisection of
+    // the failed batch got the entries written, in halves, after a failed call and a retried invocation.
+    const wideProduct = `prd_${'6'.repeat(32)}`;
+    const created = createProduct({
+      productId: wideProduct,
+      sku: 'SKU-W',
+      name: 'Wide',
+      priceCents: 500,
+      stock: 1_000_000,
+      shardCount: 64,
+      now: T0,
+    });
+    const items = [
+      ...appendsOf('Product', productDecider, wideProduct, [created.product]).items,
+      ...created.shards.flatMap(
+        (s) => appendsOf('StockShard', shardFold, shardId(wideProduct, s.shard), [s.events]).items,
+      ),
+    ];
+    await feed(projectorFor('inventory', 'steps'), items);
+    const view = viewOf(
+      await scan(tableFor('inventory', 'steps')),
+      wideProduct,
+    ) as unknown as ProductViewItem;
+    const shards = shardsOfView(view);
+    expect(shards).toHaveLength(64);
+    expect(sumStock(shards.map((s) => s.stock))).toEqual({
+      available: 1_000_000,
+      reserved: 0,
+      sold: 0,
+      received: 1_000_000,
+    });
+  });
+
   it('while the reservation is held the product view shows it reserved, summing to the invariant', async () => {
     const handler = projectorFor('inventory', 'steps');
     const table = tableFor('inventory', 'steps');
