@@ -87,59 +87,92 @@ export interface VersionedEntry {
 }
 
 /**
- * Entries one UpdateItem writes at most. Each adds a guard of up to 71
- * characters to the condition, and DynamoDB refuses an expression over 4 KB
- * (`ValidationException`): a batch with all 64 shards of a product made
- * 4,169 bytes, and was written only after the stream mapping had bisected
- * it. 32 keep the condition near 2 KB; a 64-shard product's full batch is
- * two writes.
+ * DynamoDB's bounds on one condition expression: 4 KB of text and 300
+ * operators (`ValidationException` past either). A batch with all 64 shards
+ * of a product once made a 4,169-character condition (and 383 operators,
+ * each guard also taking a map entry's version): refused, and written only
+ * after the stream mapping had bisected the batch.
+ * `upsertEntries` keeps each write within both; with the short guard below,
+ * 64 entries take 2,717 characters and 255 operators, so a 64-shard
+ * product's batch stays one write of its item, as a flash sale's hot product
+ * needs (split in two, its item took 3.6% of the views table's writes in the
+ * hot sale, over the 1/32 a key may take).
  */
-export const ENTRIES_PER_UPDATE = 32;
+export const CONDITION_BOUNDS = { chars: 4_000, operators: 300 } as const;
+
+/** Entry `i` absent, or older: its string sorts before the new one. */
+const batchGuard = (i: number) => `(attribute_not_exists(#${i}) OR #${i}<:${i})`;
+/** The operators of a batch guard (a function, a comparison, an OR) and of the AND that joins it. */
+const GUARD_OPERATORS = 3;
+const AND = ' AND ';
+/**
+ * One entry alone: also older if earlier versions stored it as a map with
+ * its version under `v` (a map never compares below a string, so the batch
+ * guard refuses such an entry and it comes here, once: replaced, it is a string).
+ */
+const LEGACY_AWARE_GUARD = '(attribute_not_exists(#0) OR #0<:0 OR #0.#v<:v0)';
+
+/** The condition of a batch write of `count` entries. */
+export const batchCondition = (count: number) =>
+  Array.from({ length: count }, (_, i) => batchGuard(i)).join(AND);
 
 /**
- * Writes several versioned entries of one view item in one UpdateItem (per
- * ENTRIES_PER_UPDATE of them), each only if newer than what the item holds
- * under that attribute (a string comparison, see VersionedEntry; an entry
- * that earlier versions stored as a map, with its version under `v`, by that
- * version); an item the entries are the first to write is created. When any
- * entry is not newer (a batch delivered again, or an older one after a newer
- * one) the write as a whole is refused, and each entry is then written alone
- * under its own guard, so that the newer ones still land and none goes back
- * in time.
+ * Writes several versioned entries of one view item in one UpdateItem (more
+ * only past CONDITION_BOUNDS), each only if newer than what the item holds
+ * under that attribute (a string comparison, see VersionedEntry); an item the
+ * entries are the first to write is created. When any entry is not newer (a
+ * batch delivered again, an older one after a newer one, or an entry that
+ * earlier versions stored as a map) the write as a whole is refused, and each
+ * entry is then written alone under its own guard, which also takes a map
+ * entry's version, so that the newer ones still land and none goes back in
+ * time.
  */
 export async function upsertEntries(
   tableName: string,
   id: string,
   entries: readonly VersionedEntry[],
 ): Promise<void> {
-  const update = async (some: readonly VersionedEntry[]) => {
-    const names: Record<string, string> = { '#v': 'v' };
-    const values: Record<string, unknown> = {};
-    const sets: string[] = [];
-    const guards: string[] = [];
-    some.forEach(({ attribute, version, entry }, i) => {
-      names[`#e${i}`] = attribute;
-      values[`:e${i}`] = entry;
-      values[`:v${i}`] = version;
-      sets.push(`#e${i} = :e${i}`);
-      // A comparison of different types is false: the string one decides a string entry, the map's
-      // version a map entry.
-      guards.push(`(attribute_not_exists(#e${i}) OR #e${i} < :e${i} OR #e${i}.#v < :v${i})`);
-    });
-    return guardedUpdate({
+  const update = (some: readonly VersionedEntry[], condition: string) =>
+    guardedUpdate({
       TableName: tableName,
       Key: { id },
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: guards.join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
+      UpdateExpression: `SET ${some.map((_, i) => `#${i}=:${i}`).join(', ')}`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: Object.fromEntries(some.map(({ attribute }, i) => [`#${i}`, attribute])),
+      ExpressionAttributeValues: Object.fromEntries(some.map(({ entry }, i) => [`:${i}`, entry])),
     });
-  };
-  for (let from = 0; from < entries.length; from += ENTRIES_PER_UPDATE) {
-    const some = entries.slice(from, from + ENTRIES_PER_UPDATE);
-    if ((await update(some)) || some.length === 1) continue;
-    for (const entry of some) await update([entry]);
+  const alone = ({ attribute, version, entry }: VersionedEntry) =>
+    guardedUpdate({
+      TableName: tableName,
+      Key: { id },
+      UpdateExpression: 'SET #0=:0',
+      ConditionExpression: LEGACY_AWARE_GUARD,
+      ExpressionAttributeNames: { '#0': attribute, '#v': 'v' },
+      ExpressionAttributeValues: { ':0': entry, ':v0': version },
+    });
+  for (const some of withinConditionBounds(entries)) {
+    if (some.length > 1 && (await update(some, batchCondition(some.length)))) continue;
+    for (const entry of some) await alone(entry);
   }
+}
+
+/** The entries in runs whose batch condition stays within CONDITION_BOUNDS, in order. */
+export function withinConditionBounds(entries: readonly VersionedEntry[]): VersionedEntry[][] {
+  const runs: VersionedEntry[][] = [];
+  let chars = 0;
+  for (const entry of entries) {
+    const run = runs.at(-1);
+    const added = run ? AND.length + batchGuard(run.length).length : 0;
+    const operators = run ? (run.length + 1) * (GUARD_OPERATORS + 1) - 1 : 0;
+    if (run && chars + added <= CONDITION_BOUNDS.chars && operators <= CONDITION_BOUNDS.operators) {
+      run.push(entry);
+      chars += added;
+    } else {
+      runs.push([entry]);
+      chars = batchGuard(0).length;
+    }
+  }
+  return runs;
 }
 
 /**

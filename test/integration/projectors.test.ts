@@ -423,7 +423,7 @@ describe('inventory projector', () => {
   });
 
   it('a product of 64 shards created in one batch is projected whole: every shard on its one item', async () => {
-    // Its 64 entries in one UpdateItem made a condition of 4,169 bytes, over DynamoDB's 4 KB for an
+    // Its 64 entries in one UpdateItem once made a condition of 4,169 bytes, over DynamoDB's 4 KB for an
     // expression: the write was refused (ValidationException), and only the stream mapping's bisection of
     // the failed batch got the entries written, in halves, after a failed call and a retried invocation.
     const wideProduct = `prd_${'6'.repeat(32)}`;
