@@ -728,16 +728,24 @@ export class LambdaRuntime {
    * How long the first invocation that no starting sandbox will take is
    * expected to wait for the sandboxes `pool` has, ms: the longer of what it
    * has waited and what the queue ahead of it takes to drain at the recent
-   * duration. Infinite while nothing serves (no sandbox, or no warm duration
-   * known yet): then a sandbox starts at once.
+   * duration. Infinite while no sandbox serves: then a sandbox starts at
+   * once. Before a warm duration is known (the function's first invocations,
+   * cold), only what it has waited: a cold pool that counted every queued
+   * invocation as an endless wait started a sandbox for each (a runtime test:
+   * six at once for six invocations of 10 ms), and in the first second of a 25/s
+   * load the orders API had 5–7 sandboxes at once, most of them starting (150–250 ms of
+   * CPU each). (Three pairs of 25/s levels with and without this rule did not
+   * differ beyond the host's noise; see docs/benchmarks.md, session 13.)
    */
   private queueWaitMs(pool: Pool): number {
     const head = pool.queue[pool.starting];
     if (!head) return 0;
     const serving = pool.sandboxes.size - pool.starting - this.lentRoom(pool);
-    if (serving <= 0 || pool.recentMs === undefined) return Number.POSITIVE_INFINITY;
+    if (serving <= 0) return Number.POSITIVE_INFINITY;
+    const waited = performance.now() - head.since;
+    if (pool.recentMs === undefined) return waited;
     const waiting = pool.queue.length - pool.starting;
-    return Math.max(performance.now() - head.since, (waiting * pool.recentMs) / serving);
+    return Math.max(waited, (waiting * pool.recentMs) / serving);
   }
 
   /** Looks again at `pool`'s queue after `delayMs` (one timer per pool at a time). */

@@ -75,3 +75,16 @@ test('an invocation that would wait briefly for a busy sandbox waits for it; a l
   await Promise.all(Array.from({ length: 12 }, () => runtime.invoke('Api', { delayMs: 400 })));
   expect(sandboxes('Api').started).toBeGreaterThan(1);
 });
+
+test('a pool with no warm duration yet starts another sandbox only for an invocation that has waited', async () => {
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 1_000 });
+  await runtime.warmAll();
+  // A burst on a sandbox that has never run an invocation: six of 10 ms drain in well under a second, so
+  // none waits the threshold, and no sandbox starts (counting each queued one as an endless wait started five).
+  await Promise.all(Array.from({ length: 6 }, () => runtime.invoke('Api', { delayMs: 10 })));
+  expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
+
+  // A queue that does wait still grows the pool.
+  await Promise.all(Array.from({ length: 6 }, () => runtime.invoke('Api', { delayMs: 600 })));
+  expect(sandboxes('Api').started).toBeGreaterThan(1);
+});
