@@ -91,12 +91,12 @@ export interface VersionedEntry {
  * operators (`ValidationException` past either). A batch with all 64 shards
  * of a product once made a 4,169-character condition (and 383 operators,
  * each guard also taking a map entry's version): refused, and written only
- * after the stream mapping had bisected the batch.
- * `upsertEntries` keeps each write within both; with the short guard below,
- * 64 entries take 2,717 characters and 255 operators, so a 64-shard
- * product's batch stays one write of its item, as a flash sale's hot product
- * needs (split in two, its item took 3.6% of the views table's writes in the
- * hot sale, over the 1/32 a key may take).
+ * after the stream mapping had bisected the batch. `upsertEntries` keeps
+ * each write within both; with the short guard below, 64 entries take 2,717
+ * characters and 255 operators, so a 64-shard product's batch stays one
+ * write of its item, as a flash sale's hot product needs (split in two, its
+ * item took 3.6% of the views table's writes in the hot sale, over the 1/32
+ * a key may take).
  */
 export const CONDITION_BOUNDS = { chars: 4_000, operators: 300 } as const;
 

@@ -731,11 +731,12 @@ export class LambdaRuntime {
    * duration. Infinite while no sandbox serves: then a sandbox starts at
    * once. Before a warm duration is known (the function's first invocations,
    * cold), only what it has waited: a cold pool that counted every queued
-   * invocation as an endless wait started a sandbox for each (a runtime test:
-   * six at once for six invocations of 10 ms), and in the first second of a 25/s
-   * load the orders API had 5–7 sandboxes at once, most of them starting (150–250 ms of
-   * CPU each). (Three pairs of 25/s levels with and without this rule did not
-   * differ beyond the host's noise; see docs/benchmarks.md, session 13.)
+   * invocation as an endless wait started a sandbox for each (a runtime
+   * test: six at once for six invocations of 10 ms), and in the first second
+   * of a 25/s load the orders API had 5–7 sandboxes, most of them starting
+   * (150–250 ms of CPU each). Three pairs of 25/s levels with and without
+   * this rule did not differ beyond the host's noise (docs/benchmarks.md,
+   * session 13).
    */
   private queueWaitMs(pool: Pool): number {
     const head = pool.queue[pool.starting];
