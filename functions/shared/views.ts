@@ -156,22 +156,28 @@ export async function upsertEntries(
   }
 }
 
+/**
+ * The most entries one batch write takes within CONDITION_BOUNDS. A guard's
+ * length and operators depend only on its place in the condition, so the
+ * bound is the same for every write.
+ */
+const ENTRIES_PER_WRITE = (() => {
+  let count = 1;
+  let chars = batchGuard(0).length;
+  for (;;) {
+    const next = chars + AND.length + batchGuard(count).length;
+    if (next > CONDITION_BOUNDS.chars || (count + 1) * (GUARD_OPERATORS + 1) - 1 > CONDITION_BOUNDS.operators)
+      return count;
+    chars = next;
+    count++;
+  }
+})();
+
 /** The entries in runs whose batch condition stays within CONDITION_BOUNDS, in order. */
 export function withinConditionBounds(entries: readonly VersionedEntry[]): VersionedEntry[][] {
   const runs: VersionedEntry[][] = [];
-  let chars = 0;
-  for (const entry of entries) {
-    const run = runs.at(-1);
-    const added = run ? AND.length + batchGuard(run.length).length : 0;
-    const operators = run ? (run.length + 1) * (GUARD_OPERATORS + 1) - 1 : 0;
-    if (run && chars + added <= CONDITION_BOUNDS.chars && operators <= CONDITION_BOUNDS.operators) {
-      run.push(entry);
-      chars += added;
-    } else {
-      runs.push([entry]);
-      chars = batchGuard(0).length;
-    }
-  }
+  for (let from = 0; from < entries.length; from += ENTRIES_PER_WRITE)
+    runs.push(entries.slice(from, from + ENTRIES_PER_WRITE));
   return runs;
 }
 
