@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
@@ -283,16 +284,40 @@ export const EVICTABLE_AFTER_MS = 5_000;
  */
 const SANDBOX_YOUNG_GENERATION_MB = 12;
 /**
- * A function that has sandboxes starts another only once an invocation would
- * wait this long for them (see `queueWaitMs`). Lambda starts an environment
- * for every invocation that finds none free; here a start costs 150–250 ms of
- * CPU on the same two cores as everything else (measured: a function's worker
- * and bundle), so an invocation that would wait a few milliseconds for a busy
- * sandbox waits instead. Measured at 10 iterations/s before this rule: the
- * pools started about 35 sandboxes in 30 s for bursts of two or three
- * requests, 7.5 s of CPU, a quarter of the local cloud's.
+ * V8's tiering thresholds for this process and so for every sandbox in it
+ * (V8's flags are per process): a function is optimized by Maglev after 100
+ * invocations' worth of interrupt budget and by TurboFan after 750, four
+ * times sooner than V8's defaults (400 and 3,000). A sandbox lives seconds
+ * to minutes and runs the AWS SDK's same few paths for every call; with the
+ * defaults its first few thousand invocations ran mostly unoptimized code.
+ * Measured at 25 iterations/s, one sandbox per function (docs/benchmarks.md,
+ * session 14): the saga step function's warm invocations took 2.3–2.4 ms of
+ * CPU against 2.8–3.1, the main thread 2.2 against 2.8 ms per transaction;
+ * in three alternating pairs of levels the sandboxes' invocations took
+ * 9.8–11.3 ms per transaction against 11.6–13.6. Thresholds four times lower
+ * again (30 and 250), or Sparkplug for every function, measured the same.
+ * Set when a runtime is built, before its first sandbox starts (checked: a
+ * function in a worker started after the call tiered up as with the flags
+ * on the command line).
  */
-const START_AFTER_WAIT_MS = 50;
+const V8_TIERING_FLAGS = '--invocation-count-for-maglev=100 --invocation-count-for-turbofan=750';
+/**
+ * A function that has sandboxes starts another only once the invocation at
+ * the head of its queue has waited this long (see `queueWaitMs`). Lambda
+ * starts an environment for every invocation that finds none free; here a
+ * start costs 150–250 ms of CPU on the same two cores as everything else
+ * (measured: a function's worker and bundle), and a new sandbox is cold: its
+ * invocations cost two to four times a warm one's CPU until V8 has optimized
+ * the AWS SDK's code in it, which takes it a few thousand invocations. So a
+ * pool grows only for a queue that has lasted, not for one that would drain.
+ * Measured at 25 iterations/s (docs/benchmarks.md, session 14): where the
+ * saga's step function and the orders API grew to 5–10 sandboxes in the
+ * warm-up's first seconds (their first sandbox still cold, the queue's
+ * expected drain past 50 ms), every one of them stayed lukewarm and the
+ * level cost 36.8–41.5 ms of CPU per transaction; levels that kept one
+ * sandbox per function cost 26.9–35.2 ms.
+ */
+const START_AFTER_WAIT_MS = 250;
 /**
  * At the total cap a start stops another function's sandbox to make room,
  * which that function will likely start again: two cold starts. So it waits
@@ -357,6 +382,7 @@ export class LambdaRuntime {
     options: LambdaRuntimeOptions | boolean = {},
   ) {
     this.options = typeof options === 'boolean' ? { echoLogs: options } : options;
+    setFlagsFromString(V8_TIERING_FLAGS);
     this.specsById = new Map(specs.map((s) => [s.logicalId, s]));
     mkdirSync(logDir, { recursive: true });
     for (const spec of specs) {
@@ -725,28 +751,21 @@ export class LambdaRuntime {
   }
 
   /**
-   * How long the first invocation that no starting sandbox will take is
-   * expected to wait for the sandboxes `pool` has, ms: the longer of what it
-   * has waited and what the queue ahead of it takes to drain at the recent
-   * duration. Infinite while no sandbox serves: then a sandbox starts at
-   * once. Before a warm duration is known (the function's first invocations,
-   * cold), only what it has waited: a cold pool that counted every queued
-   * invocation as an endless wait started a sandbox for each (a runtime
-   * test: six at once for six invocations of 10 ms), and in the first second
-   * of a 25/s load the orders API had 5–7 sandboxes, most of them starting
-   * (150–250 ms of CPU each). Three pairs of 25/s levels with and without
-   * this rule did not differ beyond the host's noise (docs/benchmarks.md,
-   * session 13).
+   * How long the first invocation that no starting sandbox will take has
+   * waited, ms; infinite while no sandbox serves (then a sandbox starts at
+   * once). What it has waited, not what the queue ahead would take to drain
+   * at the recent duration: a burst on a cold sandbox reads as a long queue
+   * by that estimate and started sandboxes that were no warmer (see
+   * START_AFTER_WAIT_MS), and a cold pool counting every queued invocation
+   * as an endless wait started one for each (a runtime test: six at once for
+   * six invocations of 10 ms).
    */
   private queueWaitMs(pool: Pool): number {
     const head = pool.queue[pool.starting];
     if (!head) return 0;
     const serving = pool.sandboxes.size - pool.starting - this.lentRoom(pool);
     if (serving <= 0) return Number.POSITIVE_INFINITY;
-    const waited = performance.now() - head.since;
-    if (pool.recentMs === undefined) return waited;
-    const waiting = pool.queue.length - pool.starting;
-    return Math.max(waited, (waiting * pool.recentMs) / serving);
+    return performance.now() - head.since;
   }
 
   /** Looks again at `pool`'s queue after `delayMs` (one timer per pool at a time). */

@@ -5,8 +5,8 @@ import { type FunctionSpec, LambdaRuntime } from '../../lambda/runtime';
 
 /**
  * How the local Lambda runtime sizes its pools: a function starts another
- * sandbox only when an invocation would otherwise wait long, and at the total
- * cap a function nobody calls gives up its last sandbox after a while.
+ * sandbox only when an invocation has waited long, and at the total cap a
+ * function nobody calls gives up its last sandbox after a while.
  */
 const SLOW = join(__dirname, '..', 'fixtures', 'stepfunctions', 'functions', 'slow');
 const spec = (logicalId: string): FunctionSpec => ({
@@ -87,4 +87,15 @@ test('a pool with no warm duration yet starts another sandbox only for an invoca
   // A queue that does wait still grows the pool.
   await Promise.all(Array.from({ length: 6 }, () => runtime.invoke('Api', { delayMs: 600 })));
   expect(sandboxes('Api').started).toBeGreaterThan(1);
+});
+
+test('a pool grows for a queue that has waited, not for one its recent duration says would', async () => {
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 1_000 });
+  await runtime.warmAll();
+  // Slow invocations (as a cold sandbox's are) leave a recent duration of about 400 ms.
+  for (let i = 0; i < 3; i++) await runtime.invoke('Api', { delayMs: 400 });
+  // Then a burst of quick ones: by that duration the five queued would take 2 s to drain (a start at
+  // once, by the rule that counted it), but they drain in about 50 ms, so none waits the threshold.
+  await Promise.all(Array.from({ length: 6 }, () => runtime.invoke('Api', { delayMs: 10 })));
+  expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
 });
