@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { buildSync } from 'esbuild';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
@@ -284,24 +283,6 @@ export const EVICTABLE_AFTER_MS = 5_000;
  */
 const SANDBOX_YOUNG_GENERATION_MB = 12;
 /**
- * V8's tiering thresholds for this process and so for every sandbox in it
- * (V8's flags are per process): a function is optimized by Maglev after 100
- * invocations' worth of interrupt budget and by TurboFan after 750, four
- * times sooner than V8's defaults (400 and 3,000). A sandbox lives seconds
- * to minutes and runs the AWS SDK's same few paths for every call; with the
- * defaults its first few thousand invocations ran mostly unoptimized code.
- * Measured at 25 iterations/s, one sandbox per function (docs/benchmarks.md,
- * session 14): the saga step function's warm invocations took 2.3–2.4 ms of
- * CPU against 2.8–3.1, the main thread 2.2 against 2.8 ms per transaction;
- * in three alternating pairs of levels the sandboxes' invocations took
- * 9.8–11.3 ms per transaction against 11.6–13.6. Thresholds four times lower
- * again (30 and 250), or Sparkplug for every function, measured the same.
- * Set when a runtime is built, before its first sandbox starts (checked: a
- * function in a worker started after the call tiered up as with the flags
- * on the command line).
- */
-const V8_TIERING_FLAGS = '--invocation-count-for-maglev=100 --invocation-count-for-turbofan=750';
-/**
  * A function that has sandboxes starts another only once the invocation at
  * the head of its queue has waited this long (see `queueWaitMs`). Lambda
  * starts an environment for every invocation that finds none free; here a
@@ -310,12 +291,11 @@ const V8_TIERING_FLAGS = '--invocation-count-for-maglev=100 --invocation-count-f
  * invocations cost two to four times a warm one's CPU until V8 has optimized
  * the AWS SDK's code in it, which takes it a few thousand invocations. So a
  * pool grows only for a queue that has lasted, not for one that would drain.
- * Measured at 25 iterations/s (docs/benchmarks.md, session 14): where the
- * saga's step function and the orders API grew to 5–10 sandboxes in the
- * warm-up's first seconds (their first sandbox still cold, the queue's
- * expected drain past 50 ms), every one of them stayed lukewarm and the
- * level cost 36.8–41.5 ms of CPU per transaction; levels that kept one
- * sandbox per function cost 26.9–35.2 ms.
+ * With the threshold on the queue's expected drain at the recent duration
+ * (50 ms), the saga's step function and the orders API grew to 5–10
+ * sandboxes in a 25/s load's first seconds, while their first sandbox was
+ * still cold and slow, and every one of them stayed lukewarm; see
+ * docs/benchmarks.md, session 14, for the levels with and without it.
  */
 const START_AFTER_WAIT_MS = 250;
 /**
@@ -382,7 +362,6 @@ export class LambdaRuntime {
     options: LambdaRuntimeOptions | boolean = {},
   ) {
     this.options = typeof options === 'boolean' ? { echoLogs: options } : options;
-    setFlagsFromString(V8_TIERING_FLAGS);
     this.specsById = new Map(specs.map((s) => [s.logicalId, s]));
     mkdirSync(logDir, { recursive: true });
     for (const spec of specs) {
