@@ -198,6 +198,8 @@ interface Pool {
   fillTimer: NodeJS.Timeout | undefined;
   /** Recent invocation duration (ms), an exponentially weighted mean of warm invocations; undefined before one. */
   recentMs: number | undefined;
+  /** When the last sandbox started for a waiting queue became ready (performance.now()); 0 before. */
+  grewAt: number;
   readonly stats: PoolStats;
 }
 
@@ -376,6 +378,7 @@ export class LambdaRuntime {
         admitted: 0,
         fillTimer: undefined,
         recentMs: undefined,
+        grewAt: 0,
         stats: {
           started: 0,
           used: 0,
@@ -631,7 +634,9 @@ export class LambdaRuntime {
         pool.starting--;
         sandbox.state = 'busy';
         markReady();
+        pool.grewAt = performance.now();
         this.release(sandbox);
+        this.fill(pool);
         return;
       }
       if (message.id === undefined) return;
@@ -718,6 +723,9 @@ export class LambdaRuntime {
   private fill(pool: Pool) {
     while (pool.queue.length > pool.starting && pool.sandboxes.size - this.lentRoom(pool) < pool.cap) {
       if (!this.belowCeiling) return;
+      // One start at a time: the queue waits for it, and the next is weighed when it is ready (see
+      // `start`). A pool with none (its last given up for another's room) started one per queued invocation.
+      if (pool.starting > 0) return;
       const waitMs = this.queueWaitMs(pool);
       const atCap = this.workingCount >= this.maxSandboxes;
       const startAfterMs = atCap
@@ -731,20 +739,22 @@ export class LambdaRuntime {
 
   /**
    * How long the first invocation that no starting sandbox will take has
-   * waited, ms; infinite while no sandbox serves (then a sandbox starts at
-   * once). What it has waited, not what the queue ahead would take to drain
-   * at the recent duration: a burst on a cold sandbox reads as a long queue
-   * by that estimate and started sandboxes that were no warmer (see
-   * START_AFTER_WAIT_MS), and a cold pool counting every queued invocation
-   * as an endless wait started one for each (a runtime test: six at once for
-   * six invocations of 10 ms).
+   * waited, ms, counted from its arrival or from when the pool's last start
+   * became ready, whichever is later; infinite while no sandbox serves (then
+   * a sandbox starts at once). So a pool grows by one sandbox at a time, each
+   * for a queue that has lasted the threshold with the sandboxes it has. Not
+   * by what the queue ahead would take to drain at the recent duration: a
+   * burst on a cold sandbox reads as a long queue by that estimate, and
+   * behind a slow first invocation every queued one had waited, which
+   * started a sandbox for each, all as cold (see START_AFTER_WAIT_MS; a
+   * runtime test each).
    */
   private queueWaitMs(pool: Pool): number {
     const head = pool.queue[pool.starting];
     if (!head) return 0;
     const serving = pool.sandboxes.size - pool.starting - this.lentRoom(pool);
     if (serving <= 0) return Number.POSITIVE_INFINITY;
-    return performance.now() - head.since;
+    return performance.now() - Math.max(head.since, pool.grewAt);
   }
 
   /** Looks again at `pool`'s queue after `delayMs` (one timer per pool at a time). */

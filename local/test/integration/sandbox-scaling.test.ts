@@ -99,3 +99,25 @@ test('a pool grows for a queue that has waited, not for one its recent duration 
   await Promise.all(Array.from({ length: 6 }, () => runtime.invoke('Api', { delayMs: 10 })));
   expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
 });
+
+test('a function that has a sandbox serving starts one more at a time, not one per waiting invocation', async () => {
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 200 });
+  await runtime.warmAll();
+  await runtime.invoke('Api', { delayMs: 10 });
+  // Eight long invocations at once: past the threshold every queued one has waited it; the rule that
+  // started a sandbox for each had eight at 350 ms. One at a time, a second start waits for the first.
+  const burst = Promise.all(Array.from({ length: 8 }, () => runtime.invoke('Api', { delayMs: 1_000 })));
+  await new Promise((resolve) => setTimeout(resolve, 350));
+  expect(sandboxes('Api').sandboxes).toBeLessThanOrEqual(3);
+  await burst;
+  // The queue that lasted still grew the pool.
+  expect(sandboxes('Api').started).toBeGreaterThan(2);
+});
+
+test('a function with no sandbox starts one for a burst, not one per invocation', async () => {
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 1_000 });
+  // Eight quick invocations on a pool with no sandbox at all (as after its last was given up for another
+  // function's room): one start serves them all within the threshold.
+  await Promise.all(Array.from({ length: 8 }, () => runtime.invoke('Api', { delayMs: 10 })));
+  expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
+});
