@@ -723,10 +723,10 @@ export class LambdaRuntime {
   private fill(pool: Pool) {
     while (pool.queue.length > pool.starting && pool.sandboxes.size - this.lentRoom(pool) < pool.cap) {
       if (!this.belowCeiling) return;
-      // One start at a time while a sandbox serves, the next weighed when it is ready (see `start`):
-      // behind a slow (cold) first invocation every queued one had waited, and one started for each.
-      // A pool with none still starts one per queued invocation, as Lambda would.
-      if (pool.starting > 0 && pool.sandboxes.size - pool.starting - this.lentRoom(pool) > 0) return;
+      // One start at a time, the next weighed when it is ready (see `start`): behind a slow (cold)
+      // first invocation every queued one had waited, and a pool with none (its last sandbox given
+      // up for another's room) counted an endless wait; either way one started for each.
+      if (pool.starting > 0) return;
       const waitMs = this.queueWaitMs(pool);
       const atCap = this.workingCount >= this.maxSandboxes;
       const startAfterMs = atCap

@@ -245,9 +245,11 @@ describe("the local HTTP API's throttling", () => {
     const pooled = new LambdaRuntime([{ ...spec, timeoutMs: 5_000 }], join(dir, 'logs'), {
       maxSandboxesPerFunction: 4,
       idleMs: 200,
+      // A pool grows one start at a time: with no wait required, four long invocations get four.
+      startAfterWaitMs: 0,
     });
     try {
-      await Promise.all(Array.from({ length: 4 }, () => pooled.invoke('Hangs', { ms: 50 })));
+      await Promise.all(Array.from({ length: 4 }, () => pooled.invoke('Hangs', { ms: 1_500 })));
       expect(pooled.sandboxes().Hangs).toMatchObject({ sandboxes: 4 });
       // Like Lambda reclaiming environments: all but one go once idle long enough.
       await new Promise((resolve) => setTimeout(resolve, 800));
@@ -259,17 +261,18 @@ describe("the local HTTP API's throttling", () => {
   });
 
   /**
-   * Runs `body` on a runtime of two functions A and B (each invocation 50 ms) under a total cap of
-   * three sandboxes, with `evictableAfterMs`; `total` counts the sandboxes of both.
+   * Runs `body` on a runtime of two functions A and B (each invocation the event's `ms`, else 50 ms)
+   * under a total cap of three sandboxes, with `evictableAfterMs`; `total` counts the sandboxes of both.
+   * A pool grows one start at a time, so a burst that is to grow one runs long invocations.
    */
   const atTotalCap = (
     evictableAfterMs: number,
     body: (runtime: LambdaRuntime, total: () => number) => Promise<void>,
   ) =>
     withFunctions(
-      'exports.handler = () => new Promise((resolve) => setTimeout(() => resolve("done"), 50));',
+      'exports.handler = (e) => new Promise((resolve) => setTimeout(() => resolve("done"), e.ms ?? 50));',
       [{ logicalId: 'A' }, { logicalId: 'B' }],
-      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs },
+      { maxSandboxesPerFunction: 4, maxSandboxes: 3, evictableAfterMs, startAfterWaitMs: 0 },
       (runtime) =>
         body(runtime, () => Object.values(runtime.sandboxes()).reduce((n, p) => n + p.sandboxes, 0)),
     );
@@ -277,9 +280,10 @@ describe("the local HTTP API's throttling", () => {
   test('the sandboxes of all functions stay within the total cap: an idle extra one of another function makes room', () =>
     // A's sandboxes are seconds old at most: taking them must not wait for their age here.
     atTotalCap(0, async (runtime, total) => {
-      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', { ms: 1_000 })));
       expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
-      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('B', {})));
+      // B's queue lasts past the wait that takes another function's room (500 ms), so it grows.
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('B', { ms: 300 })));
       expect(total()).toBeLessThanOrEqual(3);
       expect(runtime.sandboxes().A!.reclaimed).toBeGreaterThanOrEqual(1);
       expect(runtime.sandboxes().B!.sandboxes).toBeGreaterThanOrEqual(2);
@@ -287,7 +291,7 @@ describe("the local HTTP API's throttling", () => {
 
   test('at the total cap, a young sandbox is taken only for a function that has none: the room a start bought is kept a while', () =>
     atTotalCap(60_000, async (runtime) => {
-      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', {})));
+      await Promise.all(Array.from({ length: 10 }, () => runtime.invoke('A', { ms: 1_000 })));
       expect(runtime.sandboxes().A).toMatchObject({ sandboxes: 3 });
       // B has no sandbox: it takes one of A's at once, young as it is; with that one it serves its
       // queue, and A's others (younger than a minute) stay.

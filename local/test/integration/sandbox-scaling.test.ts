@@ -113,3 +113,11 @@ test('a function that has a sandbox serving starts one more at a time, not one p
   // The queue that lasted still grew the pool.
   expect(sandboxes('Api').started).toBeGreaterThan(2);
 });
+
+test('a function with no sandbox starts one for a burst, not one per invocation', async () => {
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 1_000 });
+  // Eight quick invocations on a pool with no sandbox at all (as after its last was given up for another
+  // function's room): one start serves them all within the threshold.
+  await Promise.all(Array.from({ length: 8 }, () => runtime.invoke('Api', { delayMs: 10 })));
+  expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
+});
