@@ -198,7 +198,7 @@ interface Pool {
   fillTimer: NodeJS.Timeout | undefined;
   /** Recent invocation duration (ms), an exponentially weighted mean of warm invocations; undefined before one. */
   recentMs: number | undefined;
-  /** When the last sandbox started for a waiting queue became ready (performance.now()); 0 before. */
+  /** When the pool's last start became ready (performance.now()); 0 before (see queueWaitMs). */
   grewAt: number;
   readonly stats: PoolStats;
 }
@@ -214,7 +214,7 @@ export interface LambdaRuntimeOptions {
   readonly maxLentSandboxes?: number;
   /** An idle sandbox beyond a function's first is stopped after this long. */
   readonly idleMs?: number;
-  /** A function with sandboxes starts another once an invocation would wait this long (see START_AFTER_WAIT_MS). */
+  /** A function with sandboxes starts another once the head of its queue has waited this long (see START_AFTER_WAIT_MS). */
   readonly startAfterWaitMs?: number;
   /** A function's last sandbox may be stopped for another's room after this long idle (see `evictFor`). */
   readonly lastSandboxIdleMs?: number;
