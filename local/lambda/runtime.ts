@@ -719,27 +719,25 @@ export class LambdaRuntime {
     for (const pool of this.pools.values()) this.fill(pool);
   }
 
-  /** Starts sandboxes for the invocations waiting in `pool`'s queue, within the caps, when worth it. */
+  /**
+   * Starts a sandbox for the invocations waiting in `pool`'s queue, within the caps, when worth it.
+   * One start at a time, the next weighed when it is ready (see `start`): behind a slow (cold) first
+   * invocation every queued one had waited, and a pool with none (its last sandbox given up for
+   * another's room) counted an endless wait; either way one started for each.
+   */
   private fill(pool: Pool) {
-    while (pool.queue.length > pool.starting && pool.sandboxes.size - this.lentRoom(pool) < pool.cap) {
-      if (!this.belowCeiling) return;
-      // One start at a time, the next weighed when it is ready (see `start`): behind a slow (cold)
-      // first invocation every queued one had waited, and a pool with none (its last sandbox given
-      // up for another's room) counted an endless wait; either way one started for each.
-      if (pool.starting > 0) return;
-      const waitMs = this.queueWaitMs(pool);
-      const atCap = this.workingCount >= this.maxSandboxes;
-      const startAfterMs = atCap
-        ? EVICT_AFTER_WAIT_MS
-        : (this.options.startAfterWaitMs ?? START_AFTER_WAIT_MS);
-      if (waitMs < startAfterMs) return this.fillLater(pool, startAfterMs - waitMs);
-      if (atCap && !this.evictFor(pool)) return;
-      this.start(pool);
-    }
+    if (pool.starting > 0 || pool.queue.length === 0) return;
+    if (pool.sandboxes.size - this.lentRoom(pool) >= pool.cap || !this.belowCeiling) return;
+    const waitMs = this.queueWaitMs(pool);
+    const atCap = this.workingCount >= this.maxSandboxes;
+    const startAfterMs = atCap ? EVICT_AFTER_WAIT_MS : (this.options.startAfterWaitMs ?? START_AFTER_WAIT_MS);
+    if (waitMs < startAfterMs) return this.fillLater(pool, startAfterMs - waitMs);
+    if (atCap && !this.evictFor(pool)) return;
+    this.start(pool);
   }
 
   /**
-   * How long the first invocation that no starting sandbox will take has
+   * How long the first invocation in `pool`'s queue (none starting) has
    * waited, ms, counted from its arrival or from when the pool's last start
    * became ready, whichever is later; infinite while no sandbox serves (then
    * a sandbox starts at once). So a pool grows by one sandbox at a time, each
@@ -751,10 +749,9 @@ export class LambdaRuntime {
    * runtime test each).
    */
   private queueWaitMs(pool: Pool): number {
-    const head = pool.queue[pool.starting];
+    const head = pool.queue[0];
     if (!head) return 0;
-    const serving = pool.sandboxes.size - pool.starting - this.lentRoom(pool);
-    if (serving <= 0) return Number.POSITIVE_INFINITY;
+    if (pool.sandboxes.size - this.lentRoom(pool) <= 0) return Number.POSITIVE_INFINITY;
     return performance.now() - Math.max(head.since, pool.grewAt);
   }
 
