@@ -4,6 +4,7 @@ export {
   type CancellationReason,
   FINAL_FROM_VERSION,
   type Order,
+  type OrderPlaced,
   type OrderRejection,
   orderDecider,
   type PendingOrder,

@@ -3,6 +3,7 @@ import { type OrderStock, shardsAfter } from '../inventory';
 import {
   type CancellationReason,
   type Order,
+  type OrderPlaced,
   type OrdersStore,
   orderDecider,
   type PendingOrder,
@@ -52,6 +53,17 @@ export function sagaUseCases(
     const loaded = await orders.load(orderId);
     if (!loaded.state) throw new Error(`order ${orderId} does not exist`);
     return { state: loaded.state, version: loaded.version };
+  }
+
+  /** The order as its `OrderPlaced` (every field of which the reserving step is given) left it. */
+  function asPlaced(input: StepInput<'reserve'>): { state: Order; version: number } {
+    const { orderId, customerId, items, totalCents, deadline, placedAt } = input;
+    const placed: OrderPlaced = {
+      type: 'OrderPlaced',
+      schemaVersion: 1,
+      data: { orderId, customerId, items, totalCents, deadline, placedAt },
+    };
+    return { state: foldEvents(orderDecider, null, [placed]) as Order, version: 1 };
   }
 
   /**
@@ -121,11 +133,17 @@ export function sagaUseCases(
      * nothing. An order short of stock is claimed alone (`OrderSagaStarted`)
      * before the refusal, so that the other execution stops too.
      */
-    reserve: (input: StepInput<'reserve'>, now: Date): Promise<StepOutput<'reserve'>> =>
-      retryOnConflict(async () => {
+    reserve: (input: StepInput<'reserve'>, now: Date): Promise<StepOutput<'reserve'>> => {
+      // The first attempt takes the order as placed (version 1, folded from the OrderPlaced this execution
+      // started with) without reading it: if anything was appended since (the other execution's claim, a
+      // cancellation), every write below is conditional on version 1 and fails, and the attempts after it
+      // read. Past the deadline the outcome depends on the order's real state, so it is read at once.
+      let assumePlaced = now.getTime() < Date.parse(input.deadline);
+      return retryOnConflict(async () => {
         const { executionArn } = input;
         const meta = { now, correlationId: input.correlationId };
-        const { state, version } = await loadOrder(input.orderId);
+        const { state, version } = assumePlaced ? asPlaced(input) : await loadOrder(input.orderId);
+        assumePlaced = false;
         const claim = orderDecider.decide({ type: 'ClaimSaga', executionArn }, state);
         if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
         // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
@@ -154,7 +172,8 @@ export function sagaUseCases(
           },
           shards: shardsAfter(planned.appends),
         };
-      }),
+      });
+    },
 
     /**
      * Captures the order's total against the customer's credit (see

@@ -56,7 +56,13 @@ const CANCELLATION_REASONS = [
 
 /** Each step's input, by the `action` its Task sends. */
 export const STEP_INPUTS = {
-  reserve: z.object({ action: z.literal('reserve'), ...placedOrder, executionArn: z.string().min(1) }),
+  reserve: z.object({
+    action: z.literal('reserve'),
+    ...placedOrder,
+    /** With the fields above, the whole of `OrderPlaced`: what the order is until a step writes to it. */
+    placedAt: z.iso.datetime(),
+    executionArn: z.string().min(1),
+  }),
   capture: z.object({ action: z.literal('capture'), ...placedOrder }),
   confirm: z.object({
     action: z.literal('confirm'),

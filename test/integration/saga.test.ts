@@ -49,6 +49,33 @@ const settles = <T>(read: () => Promise<T>, expected: Partial<T>) =>
 
 afterEach(() => setFaults([]));
 
+/** An order's event items, oldest first, from its event store table. */
+async function orderEvents(orderId: string): Promise<Record<string, unknown>[]> {
+  const { tables } = await localAdmin<{ tables: string[] }>('wiring');
+  const documents = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+  const events = await documents.send(
+    new QueryCommand({
+      TableName: tables.find((t) => t.startsWith('OrdersEvents'))!,
+      KeyConditionExpression: 'aggregateId = :id',
+      ExpressionAttributeValues: { ':id': orderId },
+    }),
+  );
+  documents.destroy();
+  return events.Items ?? [];
+}
+
+/** What the state machine gives every step of an order: its `OrderPlaced`'s data (a step invoked by hand gets the same). */
+async function placedData(orderId: string) {
+  const [placed] = await orderEvents(orderId);
+  return placed!.data as Record<string, unknown>;
+}
+
 describe('the order saga', () => {
   test('a placed order is confirmed: stock sold, credit captured, payment recorded', async () => {
     const customer = await createCustomer({ creditLimitCents: 10_000 });
@@ -351,14 +378,7 @@ describe('the order saga', () => {
 
     // Each step invoked again after it succeeded, as the execution that ran it.
     const { executionArn } = (await get<{ executionArn: string }>(`/orders/${order.orderId}/saga`)).body;
-    const input = {
-      executionArn,
-      orderId: order.orderId,
-      customerId: customer.customerId,
-      items: [{ productId: product.productId, quantity: 2, priceCents: 1000 }],
-      totalCents: 2000,
-      deadline: new Date(Date.now() + 60_000).toISOString(),
-    };
+    const input = { executionArn, ...(await placedData(order.orderId)) };
     expect((await invokeFunction('SagaSteps', { ...input, action: 'reserve' })).error).toBeNull();
     expect((await invokeFunction('SagaSteps', { ...input, action: 'capture' })).error).toBeNull();
     expect((await invokeFunction('SagaSteps', { ...input, action: 'confirm' })).error).toBeNull();
@@ -418,22 +438,8 @@ describe('the order saga', () => {
       () => get<OrderView>(`/orders/${placed.body.orderId}`),
       (r) => r.body.status === 'CONFIRMED',
     );
-    const { tables } = await localAdmin<{ tables: string[] }>('wiring');
-    const documents = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: awsEndpoint(),
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
-    );
-    const events = await documents.send(
-      new QueryCommand({
-        TableName: tables.find((t) => t.startsWith('OrdersEvents'))!,
-        KeyConditionExpression: 'aggregateId = :id',
-        ExpressionAttributeValues: { ':id': placed.body.orderId },
-      }),
-    );
-    expect(events.Items?.map((e) => [e.type, e.correlationId])).toEqual([
+    const events = await orderEvents(placed.body.orderId);
+    expect(events.map((e) => [e.type, e.correlationId])).toEqual([
       ['OrderPlaced', correlationId],
       ['OrderStockReserved', correlationId],
       ['OrderConfirmed', correlationId],
@@ -454,14 +460,7 @@ describe('the order saga', () => {
     await Promise.all(
       orders.map(async ({ body: { orderId } }) => {
         // The hand claims the order: the saga's own executions, once they run, stop at ReserveStock.
-        const input = {
-          orderId,
-          customerId: customer.customerId,
-          items: [{ ...items[0]!, priceCents: 1000 }],
-          totalCents: 1000,
-          deadline: new Date(Date.now() + 60_000).toISOString(),
-          executionArn: `by-hand-${orderId}`,
-        };
+        const input = { ...(await placedData(orderId)), executionArn: `by-hand-${orderId}` };
         expect((await invokeFunction('SagaSteps', { ...input, action: 'reserve' })).error).toBeNull();
         expect((await invokeFunction('SagaSteps', { ...input, action: 'capture' })).error).toBeNull();
         const cancellation = { ...input, action: 'cancel', reason: 'CONFIRMATION_FAILED' };

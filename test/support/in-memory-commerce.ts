@@ -106,6 +106,7 @@ export function stepInputOf(placed: OrderPlaced) {
     reserve: (executionArn = EXECUTION): StepInput<'reserve'> => ({
       action: 'reserve',
       ...order,
+      placedAt: placed.data.placedAt,
       executionArn,
     }),
     capture: (): StepInput<'capture'> => ({ action: 'capture', ...order }),

@@ -49,6 +49,24 @@ describe('ReserveStock', () => {
     expect(c.reported).toEqual(['started']);
   });
 
+  it('takes a just-placed order as placed, with no read of it, and writes the state a read would give', async () => {
+    const c = await anOrder();
+    const { orderId } = c.order.reserve();
+    const placed = await c.stores.orders.first(orderId);
+    const load = jest.spyOn(c.stores.orders, 'load');
+    const result = await c.saga.reserve(c.order.reserve(), T0);
+    expect(load).not.toHaveBeenCalled();
+    load.mockRestore();
+    if (!result.proceed) throw new Error('expected to proceed');
+    const stored = await c.stores.orders.load(orderId);
+    expect(stored).toEqual(result.order);
+    expect(stored.state).toEqual({
+      ...placed?.state,
+      sagaExecutionArn: EXECUTION,
+      heldStock: [[{ shard: 0, quantity: 2 }]],
+    });
+  });
+
   it('on a retry by the same execution, proceeds with the order as it is and takes nothing more', async () => {
     const c = await anOrder();
     await c.saga.reserve(c.order.reserve(), T0);
@@ -58,10 +76,12 @@ describe('ReserveStock', () => {
     expect(c.reported).toEqual(['started']);
   });
 
-  it('another execution stops, having done nothing', async () => {
+  it('another execution stops, having done nothing: its write as if the order were just placed fails, and it reads', async () => {
     const c = await anOrder();
     await c.saga.reserve(c.order.reserve(), T0);
+    const writes = c.events.calls.write;
     expect(await c.saga.reserve(c.order.reserve(`${EXECUTION}-bus`), T0)).toEqual({ proceed: false });
+    expect(c.events.calls.write).toBe(writes + 1);
     expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 2 });
   });
 
