@@ -76,6 +76,20 @@ test('an invocation that would wait briefly for a busy sandbox waits for it; a l
   expect(sandboxes('Api').started).toBeGreaterThan(1);
 });
 
+test('the wait expected for a queue counts the sandboxes the pool has, not those it may grow to', async () => {
+  // A threshold far above the queue's drain, so that the pool keeps its one sandbox throughout.
+  runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 5_000 });
+  await runtime.warmAll();
+  for (let i = 0; i < 3; i++) await runtime.invoke('Api', { delayMs: 50 });
+  const burst = Array.from({ length: 10 }, () => runtime.invoke('Api', { delayMs: 50 }));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  // Nine queued behind one busy sandbox at about 50 ms each: some 450 ms, not that over the cap of 8.
+  expect(sandboxes('Api')).toMatchObject({ sandboxes: 1 });
+  expect(runtime.expectedWaitMs('Api')).toBeGreaterThan(300);
+  await Promise.all(burst);
+  expect(runtime.expectedWaitMs('Api')).toBe(0);
+});
+
 test('a pool with no warm duration yet starts another sandbox only for an invocation that has waited', async () => {
   runtime = new LambdaRuntime([spec('Api')], join(work, 'logs'), { startAfterWaitMs: 1_000 });
   await runtime.warmAll();
