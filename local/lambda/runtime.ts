@@ -727,8 +727,9 @@ export class LambdaRuntime {
    */
   private fill(pool: Pool) {
     if (pool.starting > 0 || pool.queue.length === 0) return;
-    if (pool.sandboxes.size - this.lentRoom(pool) >= pool.cap || !this.belowCeiling) return;
-    const waitMs = this.queueWaitMs(pool);
+    const serving = pool.sandboxes.size - this.lentRoom(pool);
+    if (serving >= pool.cap || !this.belowCeiling) return;
+    const waitMs = this.queueWaitMs(pool, serving);
     const atCap = this.workingCount >= this.maxSandboxes;
     const startAfterMs = atCap ? EVICT_AFTER_WAIT_MS : (this.options.startAfterWaitMs ?? START_AFTER_WAIT_MS);
     if (waitMs < startAfterMs) return this.fillLater(pool, startAfterMs - waitMs);
@@ -737,10 +738,10 @@ export class LambdaRuntime {
   }
 
   /**
-   * How long the first invocation in `pool`'s queue (none starting) has
-   * waited, ms, counted from its arrival or from when the pool's last start
-   * became ready, whichever is later; infinite while no sandbox serves (then
-   * a sandbox starts at once). So a pool grows by one sandbox at a time, each
+   * How long the first invocation in `pool`'s queue (not empty, none
+   * starting; `serving` sandboxes not lent) has waited, ms, counted from its
+   * arrival or from when the pool's last start became ready, whichever is
+   * later; infinite while no sandbox serves (then a sandbox starts at once). So a pool grows by one sandbox at a time, each
    * for a queue that has lasted the threshold with the sandboxes it has. Not
    * by what the queue ahead would take to drain at the recent duration: a
    * burst on a cold sandbox reads as a long queue by that estimate, and
@@ -748,11 +749,9 @@ export class LambdaRuntime {
    * started a sandbox for each, all as cold (see START_AFTER_WAIT_MS; a
    * runtime test each).
    */
-  private queueWaitMs(pool: Pool): number {
-    const head = pool.queue[0];
-    if (!head) return 0;
-    if (pool.sandboxes.size - this.lentRoom(pool) <= 0) return Number.POSITIVE_INFINITY;
-    return performance.now() - Math.max(head.since, pool.grewAt);
+  private queueWaitMs(pool: Pool, serving: number): number {
+    if (serving <= 0) return Number.POSITIVE_INFINITY;
+    return performance.now() - Math.max(pool.queue[0]!.since, pool.grewAt);
   }
 
   /** Looks again at `pool`'s queue after `delayMs` (one timer per pool at a time). */
