@@ -31,9 +31,12 @@ it (a generated case, a check's own control request, a probe), goes through
      response, naming that request.
 One write a 4xx may make, by the contract (shared/api.md, Conventions): a POST
 with an `Idempotency-Key` that the command refused (404, or 409 other than
-IDEMPOTENCY_KEY_REUSED) has its refusal remembered in the idempotency table,
-so that a repeat answers the same even if the world changed. That record, and
-nothing else, is allowed; bad input (400, 413, 415) and a 429 write nothing.
+IDEMPOTENCY_KEY_REUSED) has its refusal remembered, so that a repeat answers
+the same even if the world changed: a creation's as one item at the first
+version of the aggregate it would have made, in that service's events table
+(functions/shared/idempotency.ts), restock's as Powertools' record in the
+idempotency table. That record, and nothing else, is allowed; bad input (400,
+413, 415) and a 429 write nothing.
 
 The reservation sweeper writes only when a reservation expires (15 minutes by
 default, longer than any run), so it does not disturb (1)-(3).
@@ -57,8 +60,10 @@ API_URL = os.environ["FUZZ_API_URL"].rstrip("/")
 AWS_ENDPOINT = os.environ["FUZZ_AWS_ENDPOINT"].rstrip("/")
 FIXTURES: dict[str, list[str]] = json.loads(os.environ.get("FUZZ_FIXTURES", "{}"))
 
-# The idempotency table, by its logical id (the local cloud's tables are named by theirs).
+# The idempotency table and the services' events tables, by their logical ids (the local cloud's tables
+# are named by theirs).
 IDEMPOTENCY_TABLE = re.compile(r"^Idempotency[0-9A-F]{8}$")
+EVENTS_TABLE = re.compile(r"^[A-Za-z]+EventsTable[0-9A-F]{8}$")
 # The refusals a keyed POST remembers (functions/shared/idempotency.ts).
 REMEMBERED_REFUSALS = {404, 409}
 
@@ -235,7 +240,7 @@ def client_error_wrote_nothing(ctx: Any, response: Any, case: Any) -> None:
 
 
 def _remembered_refusal(request: requests.PreparedRequest, response: Any, writes: dict[str, int]) -> bool:
-    """The idempotency record of a keyed POST's refusal, and no other write (see the module's docstring)."""
+    """The remembered refusal of a keyed POST, and no other write (see the module's docstring)."""
     if request.method != "POST" or not request.headers.get("Idempotency-Key"):
         return False
     if response.status_code not in REMEMBERED_REFUSALS:
@@ -244,7 +249,12 @@ def _remembered_refusal(request: requests.PreparedRequest, response: Any, writes
         code = json.loads(response.content)["error"]["code"]
     except (ValueError, KeyError, TypeError):
         return False
-    return code != "IDEMPOTENCY_KEY_REUSED" and all(IDEMPOTENCY_TABLE.match(table) for table in writes)
+    if code == "IDEMPOTENCY_KEY_REUSED":
+        return False
+    refused_creation = len(writes) == 1 and all(
+        EVENTS_TABLE.match(table) and count == 1 for table, count in writes.items()
+    )
+    return refused_creation or all(IDEMPOTENCY_TABLE.match(table) for table in writes)
 
 
 def _valid_id(value: Any) -> bool:

@@ -89,6 +89,22 @@ export interface EventItem {
  */
 export type IndexAttributes<State, E> = (event: E, state: State) => Record<string, string> | undefined;
 
+/**
+ * The `type` of the item that a refused creation leaves at its aggregate's
+ * first version (see `idempotentCreation`). It is not an event: the
+ * aggregate was never created, and loading it finds nothing. It holds the
+ * first version, so a repeat of the request cannot create the aggregate
+ * later, and it carries the answer that repeat is given.
+ */
+export const CREATION_REFUSED = 'CreationRefused';
+
+/** A refused creation's answer, and the fingerprint of the request that was refused. */
+export interface RememberedRefusal {
+  readonly requestHash: string;
+  /** The answer as it was sent (JSON), to be sent again to a repeat. */
+  readonly answer: string;
+}
+
 export class AggregateStore<State, E extends DomainEvent> {
   constructor(
     private readonly store: EventStore,
@@ -100,7 +116,8 @@ export class AggregateStore<State, E extends DomainEvent> {
 
   async load(aggregateId: string): Promise<Loaded<State>> {
     const item = await this.store.newest(this.tableName, aggregateId);
-    if (!item) return { state: this.fold.initial, version: 0 };
+    // A refused creation's item holds version 1, so that a creating append conflicts with it.
+    if (!item || item.type === CREATION_REFUSED) return { state: this.fold.initial, version: 0 };
     const snapshot = this.snapshot(item);
     if (snapshot !== undefined) return { state: snapshot, version: item.version };
     return this.refold(aggregateId);
@@ -120,7 +137,7 @@ export class AggregateStore<State, E extends DomainEvent> {
    */
   async first(aggregateId: string): Promise<{ state: State; event: E; requestHash?: string } | undefined> {
     const item = await this.store.at(this.tableName, aggregateId, 1);
-    if (!item) return undefined;
+    if (!item || item.type === CREATION_REFUSED) return undefined;
     const event = this.upcast(item);
     const state = this.snapshot(item) ?? foldEvents(this.fold, this.fold.initial, [event]);
     return {
@@ -128,6 +145,34 @@ export class AggregateStore<State, E extends DomainEvent> {
       event,
       ...(typeof item.requestHash === 'string' ? { requestHash: item.requestHash } : {}),
     };
+  }
+
+  /**
+   * Remembers that the creation of `aggregateId` was refused, with its
+   * answer, at the aggregate's first version: one conditional `PutItem`. A
+   * creation that made it first wins (`ConcurrencyError`), and from then on
+   * no creation can (see `CREATION_REFUSED`).
+   */
+  async refuse(aggregateId: string, refusal: RememberedRefusal, now: Date): Promise<void> {
+    const item: EventItem = {
+      aggregateId,
+      version: 1,
+      aggregateType: this.aggregateType,
+      type: CREATION_REFUSED,
+      schemaVersion: 1,
+      data: { answer: refusal.answer },
+      eventId: randomUUID(),
+      occurredAt: now.toISOString(),
+      requestHash: refusal.requestHash,
+    };
+    await this.store.write([{ aggregateId, items: [firstPut(this.tableName, item)] }]);
+  }
+
+  /** The refusal remembered for `aggregateId` (see `refuse`), if its creation was refused. */
+  async refusal(aggregateId: string): Promise<RememberedRefusal | undefined> {
+    const item = await this.store.at(this.tableName, aggregateId, 1);
+    if (item?.type !== CREATION_REFUSED) return undefined;
+    return { requestHash: String(item.requestHash), answer: (item.data as { answer: string }).answer };
   }
 
   /** Folds every event from the first: the path taken after `evolve` changed. */
@@ -178,14 +223,7 @@ export class AggregateStore<State, E extends DomainEvent> {
         ...(expectedVersion + i === 0 && meta.requestHash ? { requestHash: meta.requestHash } : {}),
         ...this.indexAttributes?.(event, state),
       };
-      return {
-        Put: {
-          TableName: this.tableName,
-          Item: item as unknown as Record<string, unknown>,
-          ConditionExpression: 'attribute_not_exists(#id)',
-          ExpressionAttributeNames: { '#id': KEY.partition },
-        },
-      };
+      return firstPut(this.tableName, item);
     });
     return { aggregateId, items };
   }
@@ -223,6 +261,16 @@ export class AggregateStore<State, E extends DomainEvent> {
     return foldEvents(this.fold, from, events);
   }
 }
+
+/** The write of an item whose key must be new: how every item of the store is written. */
+const firstPut = (tableName: string, item: EventItem): TransactItem => ({
+  Put: {
+    TableName: tableName,
+    Item: item as unknown as Record<string, unknown>,
+    ConditionExpression: 'attribute_not_exists(#id)',
+    ExpressionAttributeNames: { '#id': KEY.partition },
+  },
+});
 
 /** The event store on DynamoDB: what the functions run on. */
 export class DynamoDbEventStore implements EventStore {

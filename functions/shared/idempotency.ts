@@ -6,9 +6,9 @@ import {
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { documents, dynamo, fromEnvironment } from './aws';
+import { dynamo, fromEnvironment } from './aws';
 import { AlreadyCreated, ClientError, ConcurrencyError, throttled, validationError } from './errors';
+import type { RememberedRefusal } from './event-store';
 import { errorResult, type HttpRequest, type HttpResult } from './http';
 import { newId } from './ids';
 import { idempotencyEnvironment } from './seams';
@@ -21,16 +21,12 @@ interface IdempotentCall {
   readonly body: unknown;
 }
 
-// Read at a sandbox's first idempotent request, once: this module is also bundled with functions that
-// make none (and so have no table set).
-let idempotencyTableName: string | undefined;
-const idempotencyTable = () =>
-  (idempotencyTableName ??= fromEnvironment(idempotencyEnvironment).idempotencyTable);
-
+// Made for a handler's first `idempotentCommand`, once: this module is also bundled with functions that
+// have none (and so have no table set).
 let persistenceStore: DynamoDBPersistenceLayer | undefined;
 const store = () => {
   persistenceStore ??= new DynamoDBPersistenceLayer({
-    tableName: idempotencyTable(),
+    tableName: fromEnvironment(idempotencyEnvironment).idempotencyTable,
     awsSdkV3Client: dynamo,
   });
   return persistenceStore;
@@ -59,27 +55,43 @@ export type FirstResponse = (
   aggregateId: string,
 ) => Promise<{ readonly requestHash?: string; readonly result: HttpResult } | undefined>;
 
-const REFUSAL_TTL_SECONDS = 24 * 60 * 60;
+/**
+ * Where a creation's refusal is remembered: at the first version of the
+ * aggregate it would have created (`AggregateStore.refuse`), so that a repeat
+ * that would now succeed loses its creating write to it.
+ */
+export interface CreationRefusals {
+  refuse(aggregateId: string, refusal: RememberedRefusal, now: Date): Promise<void>;
+  refusal(aggregateId: string): Promise<RememberedRefusal | undefined>;
+}
+
+/** Whether `error` says that the aggregate `id` was created (or its creation refused) before. */
+const madeBefore = (error: unknown, id: string) =>
+  error instanceof AlreadyCreated || (error instanceof ConcurrencyError && error.existing.includes(id));
 
 /**
  * Makes a POST that creates an aggregate honour `Idempotency-Key` with no
- * write of its own on success. With a key, the new aggregate's id derives
- * from the key (and the route and path it was sent to), its first event item
- * carries the request's fingerprint, and its creation is conditional, as
- * every first append is: a repeat finds it made and answers the first
- * response, rebuilt from that item (the same key with another body is
- * `409 IDEMPOTENCY_KEY_REUSED`). Concurrent repeats all try; one creates.
- * A refusal the command decided (a 4xx, not 429) is remembered in the
- * idempotency table for 24 hours and replayed, so that the answer stays the
- * same even if the world changed. Compared with Powertools' record (written
- * when the request starts and again when it ends), a keyed creation costs one
- * read instead of two writes. Without the header the command simply runs.
+ * read or write of its own when it succeeds. With a key, the new aggregate's
+ * id derives from the key (and the route and path it was sent to), its first
+ * event item carries the request's fingerprint, and its creation is
+ * conditional, as every first append is: a repeat finds it made and answers
+ * the first response, rebuilt from that item (the same key with another body
+ * is `409 IDEMPOTENCY_KEY_REUSED`). Concurrent repeats all try; one creates.
+ *
+ * A refusal the command decided (a 4xx, not 429) is remembered where the
+ * aggregate would have been (`refusals`), with the same condition: a repeat
+ * runs the command again, and whether it would now be refused or would
+ * succeed (the world may have changed), its write finds the refusal there
+ * and it is answered the first answer. So a keyed creation reads nothing
+ * before its command, and only a repeat reads the first outcome.
+ * Without the header the command simply runs.
  */
 export function idempotentCreation<Input>(
   prefix: string,
   parse: (request: HttpRequest) => Input,
   create: (input: Input, request: HttpRequest, creation: Creation) => Promise<HttpResult>,
   firstResponse: FirstResponse,
+  refusals: CreationRefusals,
 ) {
   return async (request: HttpRequest): Promise<HttpResult> => {
     const input = parse(request);
@@ -89,40 +101,31 @@ export function idempotentCreation<Input>(
     const requestHash = createHash('sha256')
       .update(JSON.stringify(request.body ?? null))
       .digest('base64url');
-    const refusalKey = { id: `refusal ${scope}` };
-    const refused = await documents.send(
-      new GetCommand({ TableName: idempotencyTable(), Key: refusalKey, ConsistentRead: true }),
-    );
-    if (refused.Item) {
-      if (refused.Item.requestHash !== requestHash) throw keyReused();
-      return JSON.parse(String(refused.Item.result)) as HttpResult;
-    }
     const id = `${prefix}_${createHash('sha256').update(scope).digest('hex').slice(0, 32)}`;
+    /** The first request's answer, refusal or creation; `cause` when neither is there. */
+    const firstAnswer = async (cause: unknown): Promise<HttpResult> => {
+      const refused = await refusals.refusal(id);
+      const first = refused
+        ? { requestHash: refused.requestHash, result: JSON.parse(refused.answer) as HttpResult }
+        : await firstResponse(id);
+      if (!first) throw cause;
+      if (first.requestHash !== requestHash) throw keyReused();
+      return first.result;
+    };
     try {
       return await create(input, request, { id, requestHash });
     } catch (error) {
-      const repeated =
-        error instanceof AlreadyCreated || (error instanceof ConcurrencyError && error.existing.includes(id));
-      if (repeated) {
-        const first = await firstResponse(id);
-        if (!first) throw error;
-        if (first.requestHash !== requestHash) throw keyReused();
-        return first.result;
-      }
+      if (madeBefore(error, id)) return firstAnswer(error);
       if (!(error instanceof ClientError) || error.status === 429) throw error;
       // A decided refusal is the command's answer, remembered like a success.
       const result = errorResult(error);
-      await documents.send(
-        new PutCommand({
-          TableName: idempotencyTable(),
-          Item: {
-            ...refusalKey,
-            requestHash,
-            result: JSON.stringify(result),
-            expiration: Math.floor(Date.now() / 1000) + REFUSAL_TTL_SECONDS,
-          },
-        }),
-      );
+      try {
+        await refusals.refuse(id, { requestHash, answer: JSON.stringify(result) }, request.now);
+      } catch (lost) {
+        // A repeat of this request got there first.
+        if (madeBefore(lost, id)) return firstAnswer(lost);
+        throw lost;
+      }
       return result;
     }
   };

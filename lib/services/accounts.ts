@@ -1,6 +1,5 @@
 import type { Construct } from 'constructs';
 import { ACCOUNTS_ROUTES, accountsEnvironment } from '../../functions/accounts/seams';
-import { idempotencyEnvironment } from '../../functions/shared/seams';
 import { EventSourcedService, type ServiceProps } from '../constructs/event-sourced-service';
 
 /**
@@ -8,18 +7,14 @@ import { EventSourcedService, type ServiceProps } from '../constructs/event-sour
  * item, which carries the customer's state: no read model to keep.
  */
 export class AccountsService extends EventSourcedService {
-  constructor(scope: Construct, id: string, props: ServiceProps) {
+  constructor(scope: Construct, id: string, props: Omit<ServiceProps, 'idempotencyTable'>) {
     super(scope, id, 'accounts', props);
-    const { idempotencyTable } = props;
     const api = this.addApi({
       routes: ACCOUNTS_ROUTES,
       description: 'Accounts HTTP API: register and read customers',
-      environment: {
-        ...accountsEnvironment.write({ accountsTable: this.events.tableName }),
-        ...idempotencyEnvironment.write({ idempotencyTable: idempotencyTable.tableName }),
-      },
+      // A keyed registration is made idempotent in the events table itself (idempotentCreation).
+      environment: accountsEnvironment.write({ accountsTable: this.events.tableName }),
     });
     this.events.grantReadWriteData(api);
-    idempotencyTable.grantReadWriteData(api);
   }
 }

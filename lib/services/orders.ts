@@ -7,13 +7,12 @@ import {
   ordersEnvironment,
   PLACED_INDEX,
 } from '../../functions/orders/seams';
-import { idempotencyEnvironment } from '../../functions/shared/seams';
 import { EventSourcedService, type ServiceProps } from '../constructs/event-sourced-service';
 import { grantItemReadWrites } from '../constructs/event-store-table';
 import type { AccountsService } from './accounts';
 import type { InventoryService } from './inventory';
 
-export interface OrdersServiceProps extends ServiceProps {
+export interface OrdersServiceProps extends Omit<ServiceProps, 'idempotencyTable'> {
   readonly accounts: AccountsService;
   readonly inventory: InventoryService;
 }
@@ -37,7 +36,7 @@ export class OrdersService extends EventSourcedService {
 
   constructor(scope: Construct, id: string, props: OrdersServiceProps) {
     super(scope, id, 'orders', props);
-    const { config, idempotencyTable, accounts, inventory } = props;
+    const { config, accounts, inventory } = props;
     this.events.addGlobalSecondaryIndex({
       indexName: PLACED_INDEX.name,
       partitionKey: { name: PLACED_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -54,14 +53,13 @@ export class OrdersService extends EventSourcedService {
       // The saga's construct adds the state machine's ARN (orderSagaEnvironment) once the machine exists.
       environment: {
         ...ordersEnvironment.write({ ordersTable: this.events.tableName }),
-        ...idempotencyEnvironment.write({ idempotencyTable: idempotencyTable.tableName }),
         ...accountsEnvironment.write({ accountsTable: accounts.events.tableName }),
         ...inventory.commandEnvironment,
         ...orderPlacementEnvironment.write({ sagaDeadlineSeconds: config.sagaDeadline.toSeconds() }),
       },
     });
+    // A keyed placement is made idempotent in the events table itself (idempotentCreation).
     grantItemReadWrites(this.events, api);
-    idempotencyTable.grantReadWriteData(api);
     // Placing an order checks the customer and prices the products from their event stores.
     accounts.events.grantReadData(api);
     inventory.events.grantReadData(api);

@@ -5,6 +5,7 @@ import {
   createProduct,
   eventually,
   get,
+  localAdmin,
   post,
   quiescentWrites,
 } from '../support/api';
@@ -376,6 +377,77 @@ describe('a refusal decided by the command is replayed too', () => {
     expect(first.status).toBe(404);
     expect(first.body).toHaveProperty('error.code', 'NOT_FOUND');
     expect(answer(await post('/orders', body, withKey(key)))).toEqual(answer(first));
+  });
+});
+
+describe('a keyed creation reads nothing first; a refusal is kept where the creation would be', () => {
+  /** Reads of the idempotency table so far, from the local cloud's counters. */
+  const idempotencyReads = async () => {
+    const { reads } = await localAdmin<{ reads: Record<string, Record<string, number>> }>('stats');
+    return Object.entries(reads)
+      .filter(([table]) => /^Idempotency/.test(table))
+      .reduce((sum, [, calls]) => sum + Object.values(calls).reduce((a, b) => a + b, 0), 0);
+  };
+  /** The item writes per table that `request` makes, once everything before and after it settled. */
+  const writesOf = async (request: () => Promise<unknown>) => {
+    const before = await quiescentWrites();
+    await request();
+    const after = await quiescentWrites();
+    return Object.fromEntries(
+      Object.entries(after)
+        .map(([table, n]) => [table, n - (before[table] ?? 0)] as const)
+        .filter(([, n]) => n !== 0),
+    );
+  };
+
+  test('keyed customers, reservations and orders are made with no read of the idempotency table', async () => {
+    const { productId } = await createProduct({ stock: 10 });
+    const reads = await idempotencyReads();
+    const customer = await post<CustomerView>(
+      '/customers',
+      { name: 'Keyed', email: 'keyed@example.com', creditLimitCents: 10_000 },
+      withKey(newKey()),
+    );
+    expect(customer.status).toBe(201);
+    expect(
+      (await post(`/products/${productId}/reservations`, { quantity: 1 }, withKey(newKey()))).status,
+    ).toBe(201);
+    const order = await post<OrderView>(
+      '/orders',
+      { customerId: customer.body.customerId, items: [{ productId, quantity: 1 }] },
+      withKey(newKey()),
+    );
+    expect(order.status).toBe(202);
+    expect(await idempotencyReads()).toBe(reads);
+    expect(await settled(order.body.orderId)).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  test("a refused order leaves one item in the orders' events table, and no order", async () => {
+    const customer = await createCustomer();
+    const key = newKey();
+    const body = {
+      customerId: customer.customerId,
+      items: [{ productId: `prd_${'1'.repeat(32)}`, quantity: 1 }],
+    };
+    let first!: ApiResponse;
+    const writes = await writesOf(async () => {
+      first = await post('/orders', body, withKey(key));
+    });
+    expect(first.status).toBe(404);
+    expect(Object.entries(writes)).toEqual([[expect.stringMatching(/^OrdersEventsTable/), 1]]);
+    // The repeat runs the command again, which is refused again and finds the first refusal: no write.
+    let second!: ApiResponse;
+    expect(
+      await writesOf(async () => {
+        second = await post('/orders', body, withKey(key));
+      }),
+    ).toEqual({});
+    expect(answer(second)).toEqual(answer(first));
+    // The same key with another body, which would be placed: the key is used.
+    const { productId } = await createProduct({ stock: 5 });
+    const reused = await post('/orders', { ...body, items: [{ productId, quantity: 1 }] }, withKey(key));
+    expectKeyReused(reused);
+    expect(await stock(productId)).toEqual({ available: 5, reserved: 0, sold: 0 });
   });
 });
 

@@ -52,6 +52,29 @@ export function eventStoreContract(name: string, events: () => EventStore, table
       expect(await store().load(id)).toEqual({ state: 9, version: 3 });
     });
 
+    it('keeps a refused creation at the first version: nothing to load, and no creation after it', async () => {
+      const id = newId('refused');
+      const refusal = { requestHash: 'hash-1', answer: '{"statusCode":404}' };
+      await store().refuse(id, refusal, meta.now);
+      expect(await store().refusal(id)).toEqual(refusal);
+      expect(await store().load(id)).toEqual({ state: 0, version: 0 });
+      expect(await store().first(id)).toBeUndefined();
+      const lost = await rejectionOf(store().append(id, 0, [inc(1)], 0, meta));
+      expect(lost).toBeInstanceOf(ConcurrencyError);
+      expect((lost as ConcurrencyError).existing).toEqual([id]);
+      expect(await store().load(id)).toEqual({ state: 0, version: 0 });
+    });
+
+    it('refuses no creation that was made: the refusal loses, and a made aggregate has none', async () => {
+      const id = newId('made');
+      await store().append(id, 0, [inc(2)], 0, { ...meta, requestHash: 'hash-1' });
+      const lost = await rejectionOf(store().refuse(id, { requestHash: 'hash-2', answer: '{}' }, meta.now));
+      expect(lost).toBeInstanceOf(ConcurrencyError);
+      expect((lost as ConcurrencyError).existing).toEqual([id]);
+      expect(await store().refusal(id)).toBeUndefined();
+      expect(await store().load(id)).toEqual({ state: 2, version: 1 });
+    });
+
     it('answers the first append and the fingerprint of the request that made it', async () => {
       const id = newId('first');
       await store().append(id, 0, [inc(7)], 0, { ...meta, requestHash: 'hash-1' });

@@ -9,7 +9,8 @@ import { customerView } from '../http-views';
 import { ACCOUNTS_ROUTES } from '../seams';
 import { customers } from '../store';
 
-const accounts = accountsUseCases(customers());
+const customerStore = customers();
+const accounts = accountsUseCases(customerStore);
 
 const registered = (customer: Customer) =>
   json(201, customerView(customer), { location: `/customers/${customer.customerId}` });
@@ -26,6 +27,7 @@ export const handler = httpHandler(ACCOUNTS_ROUTES, {
         registration && { requestHash: registration.requestHash, result: registered(registration.customer) }
       );
     },
+    customerStore,
   ),
 
   getCustomer: async ({ pathParameters }) => {

@@ -72,6 +72,7 @@ export const handler = httpHandler(INVENTORY_ROUTES, {
       const stock = { available: received, reserved: 0, sold: 0, received };
       return { requestHash: first.requestHash, result: created(productView(first.state, stock)) };
     },
+    stores.products,
   ),
 
   getProduct: async (request) => {
@@ -94,6 +95,7 @@ export const handler = httpHandler(INVENTORY_ROUTES, {
       if (!first?.state || first.state.status === 'VOIDED') return undefined;
       return { requestHash: first.requestHash, result: reserved(first.state) };
     },
+    stores.reservations,
   ),
 
   releaseReservation: async (request) => {

@@ -22,6 +22,7 @@ const shardOf = (aggregateId: string) => {
 export const handler = projector(async (events) => {
   const shardsByProduct = new Map<string, EventRecord[]>();
   const failed = await eachProjected(events, async (event) => {
+    // Only the last event of an append carries the state; a refused creation's item carries none.
     if (!event.state) return;
     switch (event.aggregateType) {
       case 'Product':

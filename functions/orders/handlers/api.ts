@@ -45,7 +45,8 @@ async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
   return events;
 }
 const { sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS } = fromEnvironment(orderPlacementEnvironment);
-const orders = ordersUseCases(ordersStore(), customers(), inventoryStores(), {
+const orderStore = ordersStore();
+const orders = ordersUseCases(orderStore, customers(), inventoryStores(), {
   sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS,
 });
 const { orderSagaArn: ORDER_SAGA_ARN } = fromEnvironment(orderSagaEnvironment);
@@ -104,6 +105,7 @@ const placeOrder = idempotentCreation(
     const placement = await orders.placement(orderId);
     return placement && { requestHash: placement.requestHash, result: accepted(placement.order) };
   },
+  orderStore,
 );
 
 /**
