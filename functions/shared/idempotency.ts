@@ -102,12 +102,17 @@ export function idempotentCreation<Input>(
       .update(JSON.stringify(request.body ?? null))
       .digest('base64url');
     const id = `${prefix}_${createHash('sha256').update(scope).digest('hex').slice(0, 32)}`;
-    /** The first request's answer, refusal or creation; `cause` when neither is there. */
+    /**
+     * The first request's answer, creation or refusal; `cause` when neither is there. The creation is looked
+     * for first: a repeat of one that succeeded (a client retrying a lost answer) is the common case, and
+     * costs one read.
+     */
     const firstAnswer = async (cause: unknown): Promise<HttpResult> => {
-      const refused = await refusals.refusal(id);
-      const first = refused
-        ? { requestHash: refused.requestHash, result: JSON.parse(refused.answer) as HttpResult }
-        : await firstResponse(id);
+      const created = await firstResponse(id);
+      const refused = created ? undefined : await refusals.refusal(id);
+      const first =
+        created ??
+        (refused && { requestHash: refused.requestHash, result: JSON.parse(refused.answer) as HttpResult });
       if (!first) throw cause;
       if (first.requestHash !== requestHash) throw keyReused();
       return first.result;
