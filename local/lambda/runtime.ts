@@ -741,13 +741,13 @@ export class LambdaRuntime {
    * How long the first invocation in `pool`'s queue (not empty, none
    * starting; `serving` sandboxes not lent) has waited, ms, counted from its
    * arrival or from when the pool's last start became ready, whichever is
-   * later; infinite while no sandbox serves (then a sandbox starts at once). So a pool grows by one sandbox at a time, each
-   * for a queue that has lasted the threshold with the sandboxes it has. Not
-   * by what the queue ahead would take to drain at the recent duration: a
-   * burst on a cold sandbox reads as a long queue by that estimate, and
-   * behind a slow first invocation every queued one had waited, which
-   * started a sandbox for each, all as cold (see START_AFTER_WAIT_MS; a
-   * runtime test each).
+   * later; infinite while no sandbox serves (then a sandbox starts at once).
+   * So a pool grows by one sandbox at a time, each for a queue that has
+   * lasted the threshold with the sandboxes it has. Not by what the queue
+   * ahead would take to drain at the recent duration: a burst on a cold
+   * sandbox reads as a long queue by that estimate, and behind a slow first
+   * invocation every queued one had waited, which started a sandbox for
+   * each, all as cold (see START_AFTER_WAIT_MS; a runtime test each).
    */
   private queueWaitMs(pool: Pool, serving: number): number {
     if (serving <= 0) return Number.POSITIVE_INFINITY;
