@@ -17,8 +17,8 @@ export interface CpuTimes {
 
 const ms = ({ user, system }: NodeJS.CpuUsage) => (user + system) / 1000;
 
-/** A process's CPU time from /proc/<pid>/stat (utime + stime, in clock ticks of 10 ms), or undefined. */
-function processCpuMs(pid: number): number | undefined {
+/** A process's CPU time, ms, from /proc/<pid>/stat (utime + stime, in clock ticks of 10 ms), or undefined. */
+export function processCpuMs(pid: number): number | undefined {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { arch, cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -11,6 +10,7 @@ import {
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { processCpuMs } from '../cpu';
 import { DynamoJsonClient } from '../dynamo-client';
 import { startDynamoDbLocal } from '../dynamodb';
 
@@ -33,15 +33,12 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
   },
 });
-const TICKS_PER_SECOND = 100;
 const TABLE = 'bench';
 const FIXED_AUTHORIZATION =
   'AWS4-HMAC-SHA256 Credential=local/20250101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0';
 
-const jvmCpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-};
+/** The JVM's CPU time, ms (NaN where /proc cannot be read). */
+const jvmCpuMs = (pid: number) => processCpuMs(pid) ?? Number.NaN;
 
 /** An event item of the size and shape of an order's `OrderPlaced`, with the state it carries. */
 const eventItem = (n: number) => {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { processCpuMs } from '../cpu';
 import { DynamoJsonClient } from '../dynamo-client';
 import { defaultJvmFlags, startDynamoDbLocal } from '../dynamodb';
 
@@ -31,12 +32,8 @@ const { values } = parseArgs({
   },
 });
 
-const TICKS_PER_SECOND = 100;
-
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-};
+/** The JVM's CPU time, ms (NaN where /proc cannot be read). */
+const jvmCpuMs = (pid: number) => processCpuMs(pid) ?? Number.NaN;
 const rssMb = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
@@ -111,12 +108,12 @@ async function measure(flags: readonly string[] | undefined) {
         : {}),
     });
     await calls(client, Number(values.warmup), Number(values.concurrency), 0);
-    const cpu0 = cpuSeconds(ddb.pid);
+    const cpu0 = jvmCpuMs(ddb.pid);
     const t0 = performance.now();
     const n = Number(values.calls);
     await calls(client, n, Number(values.concurrency), 7);
     const wallS = (performance.now() - t0) / 1000;
-    const cpuMsPerCall = ((cpuSeconds(ddb.pid) - cpu0) * 1000) / n;
+    const cpuMsPerCall = (jvmCpuMs(ddb.pid) - cpu0) / n;
     return { cpuMsPerCall, callsPerS: n / wallS, rssMb: rssMb(ddb.pid) };
   } finally {
     client.close();
