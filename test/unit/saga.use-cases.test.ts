@@ -67,6 +67,29 @@ describe('ReserveStock', () => {
     });
   });
 
+  it('reads the shards of every item at once, not one after another', async () => {
+    const commerce = inMemoryCommerce();
+    const customer = await commerce.customer(100_000);
+    const products = [await commerce.product(10), await commerce.product(10), await commerce.product(10)];
+    const order = await commerce.placed(
+      customer.customerId,
+      products.map(({ productId }) => ({ productId, quantity: 1 })),
+    );
+    const { shards } = commerce.stores.inventory;
+    const load = shards.load.bind(shards);
+    let inFlight = 0;
+    let mostInFlight = 0;
+    jest.spyOn(shards, 'load').mockImplementation(async (id) => {
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight--;
+      return load(id);
+    });
+    const result = await commerce.saga.reserve(order.reserve(), T0);
+    expect(result.proceed).toBe(true);
+    expect(mostInFlight).toBe(3);
+  });
+
   it('on a retry by the same execution, proceeds with the order as it is and takes nothing more', async () => {
     const c = await anOrder();
     await c.saga.reserve(c.order.reserve(), T0);
