@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { CustomerState } from '../accounts';
 import type { KnownShard } from '../inventory';
 import type { CancellationReason, Order } from '../orders';
 
@@ -46,6 +47,15 @@ const knownShard = z.custom<KnownShard>(
   'a stock shard as last written',
 );
 
+/** The customer as ReserveStock read it (null: no such customer), handed on to CapturePayment. */
+const loadedCustomer = z.object({
+  state: z.custom<CustomerState>(
+    (v) => v === null || (isRecord(v) && typeof v.customerId === 'string'),
+    'a customer state',
+  ),
+  version: z.number().int().nonnegative(),
+});
+
 const CANCELLATION_REASONS = [
   'OUT_OF_STOCK',
   'PAYMENT_DECLINED',
@@ -63,7 +73,7 @@ export const STEP_INPUTS = {
     placedAt: z.iso.datetime(),
     executionArn: z.string().min(1),
   }),
-  capture: z.object({ action: z.literal('capture'), ...placedOrder }),
+  capture: z.object({ action: z.literal('capture'), ...placedOrder, customer: loadedCustomer.optional() }),
   confirm: z.object({
     action: z.literal('confirm'),
     ...placedOrder,
@@ -92,7 +102,12 @@ export type StepInput<A extends StepAction = StepAction> = z.infer<(typeof STEP_
 export const STEP_OUTPUTS = {
   reserve: z.union([
     z.object({ proceed: z.literal(false) }),
-    z.object({ proceed: z.literal(true), order: loadedOrder, shards: z.array(knownShard) }),
+    z.object({
+      proceed: z.literal(true),
+      order: loadedOrder,
+      shards: z.array(knownShard),
+      customer: loadedCustomer,
+    }),
   ]),
   capture: z.object({ paymentId: z.string().min(1) }),
   confirm: z.object({ status: z.literal('CONFIRMED') }),

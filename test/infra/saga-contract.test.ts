@@ -109,6 +109,18 @@ const reserved = {
       state: { available: 8, reserved: 2, sold: 0, received: 10 },
     },
   ],
+  customer: {
+    state: {
+      customerId: 'cus_1',
+      name: 'Ada',
+      email: 'ada@example.com',
+      creditLimitCents: 100_000,
+      capturedCents: 0,
+      status: 'ACTIVE',
+      createdAt: '2026-01-01T00:00:00.000Z',
+    },
+    version: 1,
+  },
 };
 const stateInput = {
   ...orderPlaced,
@@ -190,8 +202,10 @@ describe('the saga state machine keeps the steps’ contract', () => {
     );
   });
 
-  test('what ReserveStock answers is what ConfirmOrder is handed', () => {
+  test('what ReserveStock answers is what CapturePayment and ConfirmOrder are handed', () => {
     expect(STEP_OUTPUTS.reserve.safeParse(reserved).success).toBe(true);
+    const capture = STEP_INPUTS.capture.parse(payloadFor(asl.States.CapturePayment!, stateInput, context));
+    expect(capture.customer).toEqual(reserved.customer);
     const confirm = asl.States.ConfirmOrder!;
     const payload = STEP_INPUTS.confirm.parse(payloadFor(confirm, stateInput, context));
     expect(payload.order).toEqual(reserved.order);

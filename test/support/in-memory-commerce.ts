@@ -109,7 +109,11 @@ export function stepInputOf(placed: OrderPlaced) {
       placedAt: placed.data.placedAt,
       executionArn,
     }),
-    capture: (): StepInput<'capture'> => ({ action: 'capture', ...order }),
+    capture: (customer?: StepInput<'capture'>['customer']): StepInput<'capture'> => ({
+      action: 'capture',
+      ...order,
+      ...(customer ? { customer } : {}),
+    }),
     confirm: (known: Pick<StepInput<'confirm'>, 'order' | 'shards'> = {}): StepInput<'confirm'> => ({
       action: 'confirm',
       ...order,

@@ -46,6 +46,8 @@ describe('ReserveStock', () => {
       }),
     ]);
     expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 2, sold: 0 });
+    // The customer, read with the shards, for CapturePayment to start from.
+    expect(result.customer).toEqual(await c.stores.customers.load(c.customerId));
     expect(c.reported).toEqual(['started']);
   });
 
@@ -141,6 +143,42 @@ describe('CapturePayment', () => {
     expect((await c.stores.payments.load(paymentIdFor(orderId))).state).toMatchObject({
       status: 'CAPTURED',
       amountCents: 2_000,
+    });
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
+  });
+
+  it('starts from the customer ReserveStock handed on, with no read of it', async () => {
+    const c = await anOrder();
+    const handedOn = await c.stores.customers.load(c.customerId);
+    const load = jest.spyOn(c.stores.customers, 'load');
+    await c.saga.capture(c.order.capture(handedOn), T0);
+    expect(load).not.toHaveBeenCalled();
+    load.mockRestore();
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
+  });
+
+  it('a customer handed on that moved since fails its write, and the retry reads it', async () => {
+    const c = await anOrder({ creditLimitCents: 3_000 });
+    const handedOn = await c.stores.customers.load(c.customerId);
+    const other = await c.placed(c.customerId, [{ productId: c.productId, quantity: 1 }]);
+    await c.saga.capture(other.capture(), T0);
+    // 1,000 of 3,000 taken since: the 2,000 still fit, counted from the customer as it now is.
+    await c.saga.capture(c.order.capture(handedOn), T0);
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(3_000);
+    const third = await c.placed(c.customerId, [{ productId: c.productId, quantity: 1 }]);
+    expect((await failure(c.saga.capture(third.capture(handedOn), T0))).name).toBe('PaymentDeclined');
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(3_000);
+  });
+
+  it('a refusal is never decided on the customer handed on, only on a fresh read', async () => {
+    const c = await anOrder({ creditLimitCents: 3_000 });
+    const other = await c.placed(c.customerId, [{ productId: c.productId, quantity: 2 }]);
+    await c.saga.capture(other.capture(), T0);
+    const handedOn = await c.stores.customers.load(c.customerId);
+    // The other order's payment refunded since: the credit handed on (1,000 left) is too little, the real one is not.
+    await c.saga.cancel(other.cancel('TIMEOUT'), T0);
+    expect(await c.saga.capture(c.order.capture(handedOn), T0)).toEqual({
+      paymentId: paymentIdFor(c.order.capture().orderId),
     });
     expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
   });
