@@ -54,6 +54,8 @@ const loadedCustomer = z.object({
     'a customer state',
   ),
   version: z.number().int().nonnegative(),
+  /** When ReserveStock read it: CapturePayment starts from it only while it is young. */
+  readAt: z.iso.datetime(),
 });
 
 const CANCELLATION_REASONS = [

@@ -120,6 +120,7 @@ const reserved = {
       createdAt: '2026-01-01T00:00:00.000Z',
     },
     version: 1,
+    readAt: '2026-01-01T00:00:01.000Z',
   },
 };
 const stateInput = {

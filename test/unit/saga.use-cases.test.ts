@@ -47,7 +47,10 @@ describe('ReserveStock', () => {
     ]);
     expect(await c.stock(c.productId)).toMatchObject({ available: 8, reserved: 2, sold: 0 });
     // The customer, read with the shards, for CapturePayment to start from.
-    expect(result.customer).toEqual(await c.stores.customers.load(c.customerId));
+    expect(result.customer).toEqual({
+      ...(await c.stores.customers.load(c.customerId)),
+      readAt: T0.toISOString(),
+    });
     expect(c.reported).toEqual(['started']);
   });
 
@@ -135,6 +138,11 @@ describe('ReserveStock', () => {
   });
 });
 
+/** The order's customer as ReserveStock would hand it on, read at `at`. */
+async function readAt(c: Awaited<ReturnType<typeof anOrder>>, at: Date) {
+  return { ...(await c.stores.customers.load(c.customerId)), readAt: at.toISOString() };
+}
+
 describe('CapturePayment', () => {
   it('captures the total against the customer’s credit, in one transaction', async () => {
     const c = await anOrder();
@@ -149,7 +157,7 @@ describe('CapturePayment', () => {
 
   it('starts from the customer ReserveStock handed on, with no read of it', async () => {
     const c = await anOrder();
-    const handedOn = await c.stores.customers.load(c.customerId);
+    const handedOn = await readAt(c, T0);
     const load = jest.spyOn(c.stores.customers, 'load');
     await c.saga.capture(c.order.capture(handedOn), T0);
     expect(load).not.toHaveBeenCalled();
@@ -159,7 +167,7 @@ describe('CapturePayment', () => {
 
   it('a customer handed on that moved since fails its write, and the retry reads it', async () => {
     const c = await anOrder({ creditLimitCents: 3_000 });
-    const handedOn = await c.stores.customers.load(c.customerId);
+    const handedOn = await readAt(c, T0);
     const other = await c.placed(c.customerId, [{ productId: c.productId, quantity: 1 }]);
     await c.saga.capture(other.capture(), T0);
     // 1,000 of 3,000 taken since: the 2,000 still fit, counted from the customer as it now is.
@@ -174,12 +182,22 @@ describe('CapturePayment', () => {
     const c = await anOrder({ creditLimitCents: 3_000 });
     const other = await c.placed(c.customerId, [{ productId: c.productId, quantity: 2 }]);
     await c.saga.capture(other.capture(), T0);
-    const handedOn = await c.stores.customers.load(c.customerId);
+    const handedOn = await readAt(c, T0);
     // The other order's payment refunded since: the credit handed on (1,000 left) is too little, the real one is not.
     await c.saga.cancel(other.cancel('TIMEOUT'), T0);
     expect(await c.saga.capture(c.order.capture(handedOn), T0)).toEqual({
       paymentId: paymentIdFor(c.order.capture().orderId),
     });
+    expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
+  });
+
+  it('reads the customer again when the one handed on was read over 250 ms before', async () => {
+    const c = await anOrder();
+    const handedOn = await readAt(c, new Date(T0.getTime() - 251));
+    const load = jest.spyOn(c.stores.customers, 'load');
+    await c.saga.capture(c.order.capture(handedOn), T0);
+    expect(load).toHaveBeenCalledTimes(1);
+    load.mockRestore();
     expect((await c.accounts.customer(c.customerId))?.capturedCents).toBe(2_000);
   });
 
