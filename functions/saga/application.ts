@@ -38,7 +38,7 @@ export interface SagaStores {
  * milliseconds when the saga runs freely; when its steps queue for seconds,
  * the customer's other orders have often moved it on meanwhile, and a stale
  * version costs a failed transaction before the read anyway (measured at
- * 50/s with the steps queued: nine captures in ten).
+ * 50/s with the steps queued, without this bound: 84–94% of the captures).
  */
 const HANDED_ON_CUSTOMER_MAX_AGE_MS = 250;
 
