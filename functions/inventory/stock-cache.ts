@@ -100,6 +100,31 @@ export class StockCache {
     return out;
   }
 
+  /**
+   * The shard to take `quantity` from without reading it first: of those
+   * confirmed (by the event store or this sandbox's own append) within
+   * `withinMs` before `now` and holding `quantity`, the most recently
+   * confirmed. A write to it is conditional on the next version, so if
+   * another writer moved it on meanwhile the write fails (and `doubt` then
+   * stops it being chosen here until it is read again).
+   */
+  trusted(
+    productId: string,
+    shardCount: number,
+    quantity: number,
+    now: number,
+    withinMs: number,
+  ): { shard: number; stock: Stock; version: number } | undefined {
+    const shards = this.products.get(productId);
+    let best: { shard: number; entry: Entry } | undefined;
+    for (let i = 0; i < shardCount; i++) {
+      const e = shards?.[i];
+      if (!e || now - e.confirmedAt >= withinMs || e.stock.available < quantity) continue;
+      if (!best || e.confirmedAt > best.entry.confirmedAt) best = { shard: i, entry: e };
+    }
+    return best && { shard: best.shard, stock: best.entry.stock, version: best.entry.version };
+  }
+
   /** The product's stock summed over its shards, when every shard was seen within `readMs` before `now`. */
   stock(productId: string, shardCount: number, now: number): Stock | undefined {
     const shards = this.complete(productId, shardCount, (e) => now - e.seenAt < this.settings.readMs);

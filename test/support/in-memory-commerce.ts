@@ -41,11 +41,10 @@ export function inMemoryCommerce() {
     customers: customers('accounts', events),
     inventory: inventoryStores('inventory', new StockCache(STOCK_CACHE), events),
   };
-  const inventory = inventoryCommands(stores.inventory, {
-    reservationTtlSeconds: 600,
-    unitsPerShard: 100,
-    maxShards: 8,
-  });
+  const inventorySettings = { reservationTtlSeconds: 600, unitsPerShard: 100, maxShards: 8 };
+  const inventory = inventoryCommands(stores.inventory, inventorySettings);
+  // The saga runs in sandboxes of its own: what it knows of the shards is not what the inventory API's know.
+  const sagaInventory = inventoryStores('inventory', new StockCache(STOCK_CACHE), events);
   const accounts = accountsUseCases(stores.customers);
   const orders = ordersUseCases(stores.orders, stores.customers, stores.inventory, {
     sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS,
@@ -56,7 +55,7 @@ export function inMemoryCommerce() {
       orders: stores.orders,
       payments: stores.payments,
       customers: stores.customers,
-      stock: inventory,
+      stock: inventoryCommands(sagaInventory, inventorySettings),
       events,
     },
     observer,
@@ -69,6 +68,7 @@ export function inMemoryCommerce() {
   return {
     events,
     stores,
+    sagaInventory,
     inventory,
     accounts,
     orders,

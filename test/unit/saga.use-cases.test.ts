@@ -4,7 +4,7 @@
 import { paymentIdFor } from '../../functions/payments/domain';
 import { SagaError } from '../../functions/saga/steps';
 import { ConcurrencyError } from '../../functions/shared/errors';
-import { at, EXECUTION, inMemoryCommerce, T0 } from '../support/in-memory-commerce';
+import { at, EXECUTION, inMemoryCommerce, succeeded, T0 } from '../support/in-memory-commerce';
 
 async function failure(attempt: Promise<unknown>): Promise<Error> {
   try {
@@ -80,7 +80,7 @@ describe('ReserveStock', () => {
       customer.customerId,
       products.map(({ productId }) => ({ productId, quantity: 1 })),
     );
-    const { shards } = commerce.stores.inventory;
+    const { shards } = commerce.sagaInventory;
     const load = shards.load.bind(shards);
     let inFlight = 0;
     let mostInFlight = 0;
@@ -93,6 +93,32 @@ describe('ReserveStock', () => {
     const result = await commerce.saga.reserve(order.reserve(), T0);
     expect(result.proceed).toBe(true);
     expect(mostInFlight).toBe(3);
+  });
+
+  it('takes the next order of a product from the shard this sandbox last wrote, without reading it', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    const reads = jest.spyOn(c.sagaInventory.shards, 'load');
+    const next = await c.placed(c.customerId, [{ productId: c.productId, quantity: 3 }]);
+    const result = await c.saga.reserve(next.reserve(), T0);
+    expect(result.proceed).toBe(true);
+    expect(reads).not.toHaveBeenCalled();
+    expect(await c.stock(c.productId)).toMatchObject({ available: 5, reserved: 5 });
+  });
+
+  it('a shard another sandbox wrote since: the write fails, the retry reads it, and the stock is taken once', async () => {
+    const c = await anOrder();
+    await c.saga.reserve(c.order.reserve(), T0);
+    // The inventory API (a sandbox of its own) takes a unit of the same, only, shard.
+    succeeded(await c.inventory.reserveStock(c.productId, 1, { now: T0, correlationId: 'corr-1' }));
+    const reads = jest.spyOn(c.sagaInventory.shards, 'load');
+    const writes = c.events.calls.write;
+    const next = await c.placed(c.customerId, [{ productId: c.productId, quantity: 3 }]);
+    const result = await c.saga.reserve(next.reserve(), T0);
+    expect(result.proceed).toBe(true);
+    expect(c.events.calls.write - writes).toBe(3); // the order placed, the stale write, the one that landed
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(await c.stock(c.productId)).toMatchObject({ available: 4, reserved: 6 });
   });
 
   it('on a retry by the same execution, proceeds with the order as it is and takes nothing more', async () => {
