@@ -1,4 +1,4 @@
-import type { CustomersStore } from '../accounts';
+import { type CustomersStore, customerDecider } from '../accounts';
 import { type OrderStock, shardsAfter } from '../inventory';
 import {
   type CancellationReason,
@@ -10,9 +10,11 @@ import {
 } from '../orders';
 import { type PaymentsStore, paymentIdFor } from '../payments';
 import { acceptedEvents, isRejection } from '../shared/decider';
+import { ConcurrencyError } from '../shared/errors';
 import { type AppendMeta, type EventStore, type PendingAppend, retryOnConflict } from '../shared/event-store';
 import { foldEvents } from '../shared/events';
 import type { StepInput, StepOutput } from './contract';
+import { KnownCustomers } from './known-customers';
 import {
   assertBeforeDeadline,
   confirmationRefused,
@@ -42,6 +44,11 @@ export interface SagaStores {
  */
 const HANDED_ON_CUSTOMER_MAX_AGE_MS = 250;
 
+/** Of two customers seen, the one of the later version. */
+function newer<C extends { version: number }>(a: C | undefined, b: C | undefined): C | undefined {
+  return a && b ? (a.version >= b.version ? a : b) : (a ?? b);
+}
+
 function youngCustomer(customer: StepInput<'capture'>['customer'], now: Date) {
   if (!customer?.state) return undefined;
   return now.getTime() - Date.parse(customer.readAt) <= HANDED_ON_CUSTOMER_MAX_AGE_MS ? customer : undefined;
@@ -63,6 +70,8 @@ export interface SagaObserver {
 export function sagaUseCases(
   { orders, payments, customers, stock, events }: SagaStores,
   observer: SagaObserver,
+  /** What this sandbox knows of customers (one per sandbox: the module's). */
+  known: KnownCustomers = new KnownCustomers(),
 ) {
   async function loadOrder(orderId: string) {
     const loaded = await orders.load(orderId);
@@ -129,11 +138,26 @@ export function sagaUseCases(
     }
     if (undo.refund && payment.state && payment.state.status !== 'VOIDED') {
       const customerId = payment.state.customerId;
+      known.forget(customerId);
       const customer = await customers.load(customerId);
       const refund = decideCreditRefund(undo.refund, customer.state);
       appends.push(customers.pending(customerId, customer.version, refund, customer.state, meta));
     }
     return { recorded: undo.recorded, appends };
+  }
+
+  /** The customer, read now; remembered by this sandbox. */
+  async function readCustomer(customerId: string, now: Date) {
+    const customer = await customers.load(customerId);
+    known.remember(customerId, customer, now.getTime());
+    return customer;
+  }
+
+  /** The customer as this sandbox knows it (see KnownCustomers), else read now: for CapturePayment to start from. */
+  async function customerFor(customerId: string, now: Date) {
+    const held = known.trusted(customerId, now.getTime());
+    if (held) return { ...held.customer, readAt: new Date(held.at).toISOString() };
+    return { ...(await readCustomer(customerId, now)), readAt: now.toISOString() };
   }
 
   return {
@@ -163,15 +187,15 @@ export function sagaUseCases(
         if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
         // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
         if (state.heldStock) {
-          const customer = { ...(await customers.load(input.customerId)), readAt: now.toISOString() };
+          const customer = await customerFor(input.customerId, now);
           return { proceed: true as const, order: { state, version }, shards: [], customer };
         }
         assertBeforeDeadline(input, now);
         // The customer is read here, with the shards, for CapturePayment to start from: one round trip
-        // fewer in the saga than reading it there.
+        // fewer in the saga than reading it there. Not at all if this sandbox knows it (see KnownCustomers).
         const [planned, customer] = await Promise.all([
           stock.planOrderStock(input.orderId, input.items, meta),
-          customers.load(input.customerId),
+          customerFor(input.customerId, now),
         ]);
         if ('outOfStock' in planned) {
           await orders.append(input.orderId, version, claim.events, state, meta);
@@ -194,7 +218,7 @@ export function sagaUseCases(
             version: version + 1,
           },
           shards: shardsAfter(planned.appends),
-          customer: { ...customer, readAt: now.toISOString() },
+          customer,
         };
       });
     },
@@ -213,29 +237,49 @@ export function sagaUseCases(
       // writes the customer conditional on that version, so a stale one fails and the attempts after it
       // read both. A refusal writes nothing of the customer, so it is decided again on a fresh read.
       let firstAttempt = true;
-      let handedOn = youngCustomer(input.customer, now);
+      let handedOn = newer(
+        youngCustomer(input.customer, now),
+        known.trusted(input.customerId, now.getTime())?.customer,
+      );
       return retryOnConflict(async () => {
         const paymentId = paymentIdFor(input.orderId);
-        const [existing, handedOnCustomer] = await Promise.all([
+        const [existing, startedFrom] = await Promise.all([
           firstAttempt ? { state: null, version: 0 } : payments.load(paymentId),
-          handedOn ?? customers.load(input.customerId),
+          handedOn ?? readCustomer(input.customerId, now),
         ]);
-        let customer = handedOnCustomer;
+        let customer = startedFrom;
         let decided = decideCapture(paymentId, existing.state, customer.state, input, now);
         if (handedOn && !decided.done && decided.declined) {
-          customer = await customers.load(input.customerId);
+          customer = await readCustomer(input.customerId, now);
           decided = decideCapture(paymentId, existing.state, customer.state, input, now);
         }
+        const unread = customer === handedOn;
         firstAttempt = false;
         handedOn = undefined;
         if (decided.done) return { paymentId };
         const meta = { now, correlationId: input.correlationId };
         const paymentAppend = payments.pending(paymentId, 0, decided.payment, null, meta);
-        const creditAppend =
-          decided.credit && customer.state
-            ? [customers.pending(input.customerId, customer.version, decided.credit, customer.state, meta)]
-            : [];
-        await events.write([paymentAppend, ...creditAppend]);
+        const credit = decided.credit && customer.state ? decided.credit : undefined;
+        const creditAppend = credit
+          ? [customers.pending(input.customerId, customer.version, credit, customer.state, meta)]
+          : [];
+        try {
+          await events.write([paymentAppend, ...creditAppend]);
+        } catch (error) {
+          if (error instanceof ConcurrencyError && error.aggregateIds.includes(input.customerId)) {
+            known.forget(input.customerId);
+            if (unread) known.wrote(true, now.getTime());
+          }
+          throw error;
+        }
+        if (credit) {
+          if (unread) known.wrote(false, now.getTime());
+          const after = {
+            state: foldEvents(customerDecider, customer.state, credit),
+            version: customer.version + credit.length,
+          };
+          known.remember(input.customerId, after, now.getTime());
+        }
         if (decided.declined) throw decided.declined;
         return { paymentId };
       });

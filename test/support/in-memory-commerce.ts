@@ -50,16 +50,19 @@ export function inMemoryCommerce() {
     sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS,
   });
   const { reported, observer } = recordingObserver();
-  const saga = sagaUseCases(
-    {
-      orders: stores.orders,
-      payments: stores.payments,
-      customers: stores.customers,
-      stock: inventoryCommands(sagaInventory, inventorySettings),
-      events,
-    },
-    observer,
-  );
+  /** The saga's steps as one more sandbox of it runs them: knowing only what it read and wrote itself. */
+  const sagaSandbox = (inventory = inventoryStores('inventory', new StockCache(STOCK_CACHE), events)) =>
+    sagaUseCases(
+      {
+        orders: stores.orders,
+        payments: stores.payments,
+        customers: stores.customers,
+        stock: inventoryCommands(inventory, inventorySettings),
+        events,
+      },
+      observer,
+    );
+  const saga = sagaSandbox(sagaInventory);
 
   let sequence = 0;
   const id = (prefix: string) => `${prefix}_${(++sequence).toString(16).padStart(32, '0')}`;
@@ -73,6 +76,7 @@ export function inMemoryCommerce() {
     accounts,
     orders,
     saga,
+    sagaSandbox,
     reported,
 
     async customer(creditLimitCents = 10_000) {
