@@ -167,7 +167,8 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
 
   /**
    * Plans the stock of every item of an order, all or nothing: from one
-   * random shard that has an item's whole quantity, else spread over shards.
+   * shard that has an item's whole quantity (the one this sandbox confirmed
+   * last, unread, else a random one), else spread over shards.
    * Nothing is written: the saga appends these shard events in one
    * transaction with the order's own event, which records what it holds.
    */

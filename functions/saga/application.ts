@@ -233,9 +233,10 @@ export function sagaUseCases(
      */
     capture: (input: StepInput<'capture'>, now: Date): Promise<StepOutput<'capture'>> => {
       // The first attempt writes the payment as new without reading it (a repeat finds it there and fails
-      // the write), and starts from the customer as ReserveStock read it, if that read is young: a capture
-      // writes the customer conditional on that version, so a stale one fails and the attempts after it
-      // read both. A refusal writes nothing of the customer, so it is decided again on a fresh read.
+      // the write), and starts from the customer as ReserveStock read it, if that read is young, or as this
+      // sandbox knows it (KnownCustomers), the later of the two: a capture writes the customer conditional
+      // on that version, so a stale one fails and the attempts after it read both. A refusal writes nothing
+      // of the customer, so it is decided again on a fresh read.
       let firstAttempt = true;
       let handedOn = newer(
         youngCustomer(input.customer, now),
