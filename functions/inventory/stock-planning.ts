@@ -62,7 +62,9 @@ export interface StockPlanning {
  * wrote itself) is taken as it was, for an order's stock, without reading it
  * again. The saga's steps of an order mostly run in one sandbox, which wrote
  * the shard last; a shard moved on elsewhere costs one failed transaction
- * and a read.
+ * and is doubted, so the retry takes another shard this sandbox knows
+ * lately, else a random one, read: sandboxes that share a product spread
+ * over its shards rather than each guessing the same one stale again.
  */
 export const TRUSTED_SHARD_MS = 10_000;
 
