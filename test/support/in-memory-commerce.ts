@@ -51,13 +51,13 @@ export function inMemoryCommerce() {
   });
   const { reported, observer } = recordingObserver();
   /** The saga's steps as one more sandbox of it runs them: knowing only what it read and wrote itself. */
-  const sagaSandbox = (inventory = inventoryStores('inventory', new StockCache(STOCK_CACHE), events)) =>
+  const sagaSandbox = (ownInventory = inventoryStores('inventory', new StockCache(STOCK_CACHE), events)) =>
     sagaUseCases(
       {
         orders: stores.orders,
         payments: stores.payments,
         customers: stores.customers,
-        stock: inventoryCommands(inventory, inventorySettings),
+        stock: inventoryCommands(ownInventory, inventorySettings),
         events,
       },
       observer,
