@@ -60,7 +60,11 @@ export class KnownCustomers {
     return held;
   }
 
-  /** How a write from a remembered customer went: `stale` if it failed on the customer's version. */
+  /**
+   * How a write from a customer not read for it went (remembered here, or
+   * handed on by ReserveStock): `stale` if it failed on the customer's
+   * version. A handed-on one counts too: it is as much a guess.
+   */
   wrote(stale: boolean, now: number) {
     this.staleShare = 0.9 * this.staleShareAt(now) + (stale ? 0.1 : 0);
     this.sampledAt = now;
