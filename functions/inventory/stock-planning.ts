@@ -31,11 +31,13 @@ export interface StockPlanning {
    */
   knownShortfall(product: Product, quantity: number): number | undefined;
   /**
-   * Runs `take` with the whole of `quantity` planned from one random shard
-   * not known to be short, one such call per shard at a time in this
-   * sandbox: a call whose turn comes after the shard was found short
-   * meanwhile does not read it again. Undefined when no shard was tried or
-   * the one tried was short.
+   * Runs `take` with the whole of `quantity` planned from one shard not known
+   * to be short: the one this sandbox confirmed last, unread (see
+   * `TRUSTED_SHARD_MS`), else a random one, read. One such call per shard at
+   * a time in this sandbox: a call whose turn comes after the shard was found
+   * short meanwhile does not read it again, and one after another call wrote
+   * it starts from what that wrote. Undefined when no shard was tried or the
+   * one tried was short.
    */
   fromOneShard<T>(
     product: Product,
@@ -59,12 +61,14 @@ export interface StockPlanning {
 
 /**
  * How long a shard this sandbox confirmed (read from the event store, or
- * wrote itself) is taken as it was, for an order's stock, without reading it
- * again. The saga's steps of an order mostly run in one sandbox, which wrote
- * the shard last; a shard moved on elsewhere costs one failed transaction
- * and is doubted, so the retry takes another shard this sandbox knows
- * lately, else a random one, read: sandboxes that share a product spread
- * over its shards rather than each guessing the same one stale again.
+ * wrote itself) is taken as it was, for a reservation or an order's stock,
+ * without reading it again. A sandbox runs one invocation at a time, so the
+ * shard it wrote last is usually as it left it; a shard moved on elsewhere
+ * costs one failed transaction and is doubted, so the retry takes another
+ * shard this sandbox knows lately, else a random one, read: sandboxes that
+ * share a product spread over its shards rather than each guessing the same
+ * one stale again. Where they still collide often, the cache stops guessing
+ * (StockCache's stale share).
  */
 export const TRUSTED_SHARD_MS = 10_000;
 
@@ -80,6 +84,25 @@ export function stockPlanning(
   function randomCandidate(product: Product, quantity: number) {
     const shards = candidates(product, quantity);
     return shards[Math.floor(Math.random() * shards.length)];
+  }
+
+  /**
+   * The whole of `quantity`, unread, from a shard this sandbox confirmed
+   * within TRUSTED_SHARD_MS that has it: `only` that one, else the most
+   * recently confirmed.
+   */
+  function planFromTrusted(product: Product, quantity: number, only?: number): StockPlan | undefined {
+    const trusted = stock.trusted(
+      product.productId,
+      product.shardCount,
+      quantity,
+      Date.now(),
+      TRUSTED_SHARD_MS,
+      only,
+    );
+    if (!trusted) return undefined;
+    const { shard, stock: state, version } = trusted;
+    return { parts: [{ shard, quantity }], loaded: new Map([[shard, { state, version }]]) };
   }
 
   /** The whole of `quantity` from `shard`, in one read, if that shard has it. */
@@ -109,11 +132,12 @@ export function stockPlanning(
       stock.shortfall(product.productId, product.shardCount, quantity, Date.now()),
 
     async fromOneShard(product, quantity, take) {
-      const first = randomCandidate(product, quantity);
+      const first = planFromTrusted(product, quantity)?.parts[0]?.shard ?? randomCandidate(product, quantity);
       if (first === undefined) return undefined;
       return serialized(shardId(product.productId, first), async () => {
         if (!candidates(product, quantity).includes(first)) return undefined;
-        const planned = await planFromShard(product, quantity, first);
+        const planned =
+          planFromTrusted(product, quantity, first) ?? (await planFromShard(product, quantity, first));
         return planned && take(planned);
       });
     },
@@ -122,17 +146,8 @@ export function stockPlanning(
 
     async quickly(product, quantity) {
       const attemptStart = Date.now();
-      const trusted = stock.trusted(
-        product.productId,
-        product.shardCount,
-        quantity,
-        attemptStart,
-        TRUSTED_SHARD_MS,
-      );
-      if (trusted) {
-        const { shard, stock: state, version } = trusted;
-        return { parts: [{ shard, quantity }], loaded: new Map([[shard, { state, version }]]) };
-      }
+      const trusted = planFromTrusted(product, quantity);
+      if (trusted) return trusted;
       const first = randomCandidate(product, quantity);
       const single = first === undefined ? undefined : await planFromShard(product, quantity, first);
       return single ?? acrossShards(product, quantity, attemptStart);

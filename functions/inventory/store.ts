@@ -27,6 +27,8 @@ import { STOCK_CACHE, StockCache } from './stock-cache';
 export interface ShardAppend extends PendingAppend {
   readonly productId: string;
   readonly shard: number;
+  /** The shard's version the append is conditional on. */
+  readonly from: number;
   readonly after: Loaded<Stock>;
 }
 
@@ -95,15 +97,21 @@ export function inventoryStores(
    */
   async function append(appends: readonly PendingAppend[]) {
     const sentAt = Date.now();
+    const shardAppends = appends.filter(isShardAppend);
     try {
       await events.write(appends);
     } catch (error) {
       if (error instanceof ConcurrencyError) {
-        for (const a of appends.filter(isShardAppend)) stock.doubt(a.productId, a.shard);
+        for (const a of shardAppends) {
+          const id = shardId(a.productId, a.shard);
+          stock.wrote(a.productId, a.shard, a.from, error.aggregateIds.includes(id), Date.now());
+          stock.doubt(a.productId, a.shard);
+        }
       }
       throw error;
     }
-    for (const a of appends.filter(isShardAppend)) {
+    for (const a of shardAppends) {
+      stock.wrote(a.productId, a.shard, a.from, false, Date.now());
       stock.remember(a.productId, a.shard, a.after.state, a.after.version, sentAt, 'store');
     }
   }
@@ -143,7 +151,7 @@ export function inventoryStores(
         state: foldEvents(shardFold, loaded.state, s.events),
         version: loaded.version + s.events.length,
       };
-      return { ...pending, productId, shard: s.shard, after };
+      return { ...pending, productId, shard: s.shard, from: loaded.version, after };
     });
   }
 

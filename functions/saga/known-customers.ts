@@ -1,5 +1,6 @@
 import type { CustomerState } from '../accounts';
 import type { Loaded } from '../shared/event-store';
+import { StaleShare } from '../shared/stale-share';
 
 export interface KnownCustomersSettings {
   /** How long a customer this sandbox read or wrote is written from without reading it again. */
@@ -22,14 +23,18 @@ export interface KnownCustomersSettings {
  * it. Where that happens often (many sandboxes share the saga's work, so
  * what each knows is often stale), a failed transaction costs more than the
  * read it saves: past `maxStaleShare` of the writes lately, nothing is
- * trusted until that share, decaying, is below it again.
+ * trusted until that share, decaying, is below it again (see StaleShare).
  */
 export class KnownCustomers {
   private readonly customers = new Map<string, { customer: Loaded<CustomerState>; at: number }>();
-  private staleShare = 0;
-  private sampledAt = 0;
+  private readonly staleWrites: StaleShare;
 
-  constructor(private readonly settings: KnownCustomersSettings = KNOWN_CUSTOMERS) {}
+  constructor(private readonly settings: KnownCustomersSettings = KNOWN_CUSTOMERS) {
+    this.staleWrites = new StaleShare({
+      maxShare: settings.maxStaleShare,
+      halfLifeMs: settings.staleHalfLifeMs,
+    });
+  }
 
   /** `customer` as read (the moment the read was sent) or written (its new version) at `at`. */
   remember(customerId: string, customer: Loaded<CustomerState>, at: number) {
@@ -51,11 +56,7 @@ export class KnownCustomers {
   /** The customer as last seen here, if within `trustMs` of `now` and remembered customers are trusted. */
   trusted(customerId: string, now: number): { customer: Loaded<CustomerState>; at: number } | undefined {
     const held = this.customers.get(customerId);
-    if (
-      !held ||
-      now - held.at >= this.settings.trustMs ||
-      this.staleShareAt(now) > this.settings.maxStaleShare
-    )
+    if (!held || now - held.at >= this.settings.trustMs || !this.staleWrites.worthGuessing(now))
       return undefined;
     return held;
   }
@@ -66,12 +67,7 @@ export class KnownCustomers {
    * version. A handed-on one counts too: it is as much a guess.
    */
   wrote(stale: boolean, now: number) {
-    this.staleShare = 0.9 * this.staleShareAt(now) + (stale ? 0.1 : 0);
-    this.sampledAt = now;
-  }
-
-  private staleShareAt(now: number) {
-    return this.staleShare * 0.5 ** (Math.max(0, now - this.sampledAt) / this.settings.staleHalfLifeMs);
+    this.staleWrites.record(stale, now);
   }
 }
 

@@ -63,6 +63,9 @@ export function inMemoryCommerce() {
       observer,
     );
   const saga = sagaSandbox(sagaInventory);
+  /** The inventory's use cases as another sandbox of its API runs them: knowing only what it read and wrote itself. */
+  const inventorySandbox = () =>
+    inventoryCommands(inventoryStores('inventory', new StockCache(STOCK_CACHE), events), inventorySettings);
 
   let sequence = 0;
   const id = (prefix: string) => `${prefix}_${(++sequence).toString(16).padStart(32, '0')}`;
@@ -77,6 +80,7 @@ export function inMemoryCommerce() {
     orders,
     saga,
     sagaSandbox,
+    inventorySandbox,
     reported,
 
     async customer(creditLimitCents = 10_000) {
