@@ -16,9 +16,11 @@ import { type Stock, sumStock } from './domain';
  * - `stock` answers `GET /products/{id}` when every shard was seen (from any
  *   source, the read model included) less than `readMs` ago.
  *
- * Nothing here ever accepts a reservation: that is always a conditional
- * append on a fresh read, so a stale entry can refuse too long (bounded by
- * `confirmMs`) but never oversell.
+ * Nothing here ever accepts a reservation: that is always an append
+ * conditional on the shard's version (read for it, or the one `trusted`
+ * hands out), which fails if the shard moved on, so a stale entry can refuse
+ * too long (bounded by `confirmMs`) or cost a failed write, but never
+ * oversell.
  */
 export interface StockCacheSettings {
   /** How long a shard confirmed from the event store counts for an early refusal. */
