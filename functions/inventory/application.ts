@@ -145,13 +145,17 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       const available = planning.knownShortfall(product, quantity);
       return available === undefined ? undefined : insufficientStock(productId, quantity, available);
     };
+    // Only the first attempt takes a shard unread: after a lost race, what this sandbox knew is doubtful.
+    let firstAttempt = true;
     try {
       return await retryOnConflict(async () => {
         const refused = knownShort();
         if (refused) return refused;
         const attemptStart = Date.now();
+        const guess = firstAttempt;
+        firstAttempt = false;
         // The common case: one shard has it all.
-        const single = await planning.fromOneShard(product, quantity, place);
+        const single = await planning.fromOneShard(product, quantity, place, guess);
         if (single) return single;
         const refusedSince = knownShort();
         if (refusedSince) return refusedSince;
@@ -176,13 +180,15 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     orderId: string,
     items: readonly { productId: string; quantity: number }[],
     meta: AppendMeta,
+    /** Whether a shard this sandbox confirmed lately may be taken unread (a step's first attempt). */
+    guess: boolean,
   ): Promise<{ parts: ReservationPart[][]; appends: ShardAppend[] } | { outOfStock: string[] }> {
     // The items' reads are sent together: in a row, each would add its round trip to the saga's step.
     const plans = await Promise.all(
       items.map(async (item) => {
         const product = await loadProduct(item.productId);
         const knownShort = product && planning.knownShortfall(product, item.quantity) !== undefined;
-        return product && !knownShort ? planning.quickly(product, item.quantity) : undefined;
+        return product && !knownShort ? planning.quickly(product, item.quantity, guess) : undefined;
       }),
     );
     const parts: ReservationPart[][] = [];

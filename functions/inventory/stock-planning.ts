@@ -33,7 +33,7 @@ export interface StockPlanning {
   /**
    * Runs `take` with the whole of `quantity` planned from one shard not known
    * to be short: the one this sandbox confirmed last, unread (see
-   * `TRUSTED_SHARD_MS`), else a random one, read. One such call per shard at
+   * `TRUSTED_SHARD_MS`; only if `guess`), else a random one, read. One such call per shard at
    * a time in this sandbox: a call whose turn comes after the shard was found
    * short meanwhile does not read it again, and one after another call wrote
    * it starts from what that wrote. Undefined when no shard was tried or the
@@ -43,6 +43,7 @@ export interface StockPlanning {
     product: Product,
     quantity: number,
     take: (plan: StockPlan) => Promise<T>,
+    guess: boolean,
   ): Promise<T | undefined>;
   /**
    * Plans `quantity` over every shard, trying them in a random order, from
@@ -54,9 +55,9 @@ export interface StockPlanning {
   /**
    * Plans `quantity` from one shard when it has it all, else over every shard;
    * not serialized. The shard is one this sandbox confirmed lately (see
-   * `TRUSTED_SHARD_MS`; no read), else a random one (one read).
+   * `TRUSTED_SHARD_MS`; no read; only if `guess`), else a random one (one read).
    */
-  quickly(product: Product, quantity: number): Promise<StockPlan | Shortfall>;
+  quickly(product: Product, quantity: number, guess: boolean): Promise<StockPlan | Shortfall>;
 }
 
 /**
@@ -67,8 +68,13 @@ export interface StockPlanning {
  * costs one failed transaction and is doubted, so the retry takes another
  * shard this sandbox knows lately, else a random one, read: sandboxes that
  * share a product spread over its shards rather than each guessing the same
- * one stale again. Where they still collide often, the cache stops guessing
- * (StockCache's stale share). A minute, not the saga customers' 10 s: a
+ * one stale again. Only a request's first attempt guesses: the shards a
+ * sandbox confirmed by reading them all (a spread reservation, a sold-out
+ * product's tail) are each as likely stale, and in a hot product's last
+ * units, with every attempt guessing anew, a few requests lost all 25 of
+ * their attempts (`429`: measured in the flash sale's hot case). Where
+ * sandboxes still collide often, the cache stops guessing (StockCache's
+ * stale share). A minute, not the saga customers' 10 s: a
  * product takes a reservation far less often than a customer's credit
  * moves within an order (measured in the mix at 25/s, 100 products of 8
  * shards: with 10 s, 0.30 shard reads per transaction against 0.38 without
@@ -136,22 +142,24 @@ export function stockPlanning(
     knownShortfall: (product, quantity) =>
       stock.shortfall(product.productId, product.shardCount, quantity, Date.now()),
 
-    async fromOneShard(product, quantity, take) {
-      const first = planFromTrusted(product, quantity)?.parts[0]?.shard ?? randomCandidate(product, quantity);
+    async fromOneShard(product, quantity, take, guess) {
+      const trusted = guess ? planFromTrusted(product, quantity)?.parts[0]?.shard : undefined;
+      const first = trusted ?? randomCandidate(product, quantity);
       if (first === undefined) return undefined;
       return serialized(shardId(product.productId, first), async () => {
         if (!candidates(product, quantity).includes(first)) return undefined;
         const planned =
-          planFromTrusted(product, quantity, first) ?? (await planFromShard(product, quantity, first));
+          (guess ? planFromTrusted(product, quantity, first) : undefined) ??
+          (await planFromShard(product, quantity, first));
         return planned && take(planned);
       });
     },
 
     acrossShards,
 
-    async quickly(product, quantity) {
+    async quickly(product, quantity, guess) {
       const attemptStart = Date.now();
-      const trusted = planFromTrusted(product, quantity);
+      const trusted = guess ? planFromTrusted(product, quantity) : undefined;
       if (trusted) return trusted;
       const first = randomCandidate(product, quantity);
       const single = first === undefined ? undefined : await planFromShard(product, quantity, first);

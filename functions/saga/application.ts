@@ -177,12 +177,16 @@ export function sagaUseCases(
       // started with) without reading it: if anything was appended since (the other execution's claim, a
       // cancellation), every write below is conditional on version 1 and fails, and the attempts after it
       // read. Past the deadline the outcome depends on the order's real state, so it is read at once.
+      // Likewise only the first attempt takes shards unread (see TRUSTED_SHARD_MS).
       let assumePlaced = now.getTime() < Date.parse(input.deadline);
+      let firstAttempt = true;
       return retryOnConflict(async () => {
         const { executionArn } = input;
         const meta = { now, correlationId: input.correlationId };
         const { state, version } = assumePlaced ? asPlaced(input) : await loadOrder(input.orderId);
+        const guess = firstAttempt;
         assumePlaced = false;
+        firstAttempt = false;
         const claim = orderDecider.decide({ type: 'ClaimSaga', executionArn }, state);
         if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
         // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
@@ -194,7 +198,7 @@ export function sagaUseCases(
         // The customer is read here, with the shards, for CapturePayment to start from: one round trip
         // fewer in the saga than reading it there. Not at all if this sandbox knows it (see KnownCustomers).
         const [planned, customer] = await Promise.all([
-          stock.planOrderStock(input.orderId, input.items, meta),
+          stock.planOrderStock(input.orderId, input.items, meta, guess),
           customerFor(input.customerId, now),
         ]);
         if ('outOfStock' in planned) {

@@ -69,6 +69,20 @@ describe('reservations', () => {
     expect(await c.stock(product.productId)).toMatchObject({ available: 7, reserved: 3 });
   });
 
+  it('takes a shard unread on its first attempt only: after a stale guess it reads', async () => {
+    const c = inMemoryCommerce();
+    const product = await c.product(250);
+    await c.stock(product.productId); // reads (so confirms) all three shards in the API's sandbox
+    // Another sandbox restocks: every shard moves on.
+    succeeded(await c.inventorySandbox().restockProduct(product.productId, 30, meta));
+    const reads = jest.spyOn(c.stores.inventory.shards, 'load');
+    const writes = c.events.calls.write;
+    succeeded(await c.inventory.reserveStock(product.productId, 1, meta));
+    expect(c.events.calls.write - writes).toBe(2); // one stale guess, not one per shard it had read
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(await c.stock(product.productId)).toMatchObject({ available: 279, reserved: 1 });
+  });
+
   it('short of stock: refused with what is available; then refused again with no read at all', async () => {
     const c = inMemoryCommerce();
     const product = await c.product(2);
