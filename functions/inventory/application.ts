@@ -145,17 +145,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       const available = planning.knownShortfall(product, quantity);
       return available === undefined ? undefined : insufficientStock(productId, quantity, available);
     };
-    // Only the first attempt takes a shard unread: after a lost race, what this sandbox knew is doubtful.
-    let firstAttempt = true;
     try {
       return await retryOnConflict(async () => {
         const refused = knownShort();
         if (refused) return refused;
         const attemptStart = Date.now();
-        const guess = firstAttempt;
-        firstAttempt = false;
         // The common case: one shard has it all.
-        const single = await planning.fromOneShard(product, quantity, place, guess);
+        const single = await planning.fromOneShard(product, quantity, place);
         if (single) return single;
         const refusedSince = knownShort();
         if (refusedSince) return refusedSince;

@@ -118,10 +118,10 @@ export class StockCache {
   /**
    * The shard to take `quantity` from without reading it first: of those
    * confirmed (by the event store or this sandbox's own append) within
-   * `withinMs` before `now` and holding `quantity` (`only` that one, if
-   * given), the most recently confirmed. A write to it is conditional on the
-   * next version, so if another writer moved it on meanwhile the write fails
-   * (and `doubt` then stops it being chosen here until it is read again).
+   * `withinMs` before `now` and holding `quantity`, the most recently
+   * confirmed. A write to it is conditional on the next version, so if
+   * another writer moved it on meanwhile the write fails (and `doubt` then
+   * stops it being chosen here until it is read again).
    * None while many such writes were stale lately (see `wrote`).
    */
   trusted(
@@ -130,12 +130,11 @@ export class StockCache {
     quantity: number,
     now: number,
     withinMs: number,
-    only?: number,
   ): { shard: number; stock: Stock; version: number } | undefined {
     if (!this.staleWrites.worthGuessing(now)) return undefined;
     const shards = this.products.get(productId);
     let best: { shard: number; entry: Entry } | undefined;
-    for (let i = only ?? 0; i < (only === undefined ? shardCount : only + 1); i++) {
+    for (let i = 0; i < shardCount; i++) {
       const e = shards?.[i];
       if (!e || now - e.confirmedAt >= withinMs || e.stock.available < quantity) continue;
       if (!best || e.confirmedAt > best.entry.confirmedAt) best = { shard: i, entry: e };

@@ -42,47 +42,6 @@ describe('reservations', () => {
     );
   });
 
-  it('a next reservation in the sandbox takes the shard it wrote last, reading nothing', async () => {
-    const c = inMemoryCommerce();
-    const product = await c.product(250);
-    const first = succeeded(await c.inventory.reserveStock(product.productId, 1, meta));
-    const reads = jest.spyOn(c.stores.inventory.shards, 'load');
-    const writes = c.events.calls.write;
-    const second = succeeded(await c.inventory.reserveStock(product.productId, 1, meta));
-    expect(second.parts).toEqual(first.parts);
-    expect(reads).not.toHaveBeenCalled();
-    expect(c.events.calls.write - writes).toBe(1);
-    expect(await c.stock(product.productId)).toMatchObject({ available: 248, reserved: 2 });
-  });
-
-  it('a shard another sandbox wrote since: the write fails, the retry reads it, and the stock is taken once', async () => {
-    const c = inMemoryCommerce();
-    const product = await c.product(10);
-    succeeded(await c.inventory.reserveStock(product.productId, 1, meta));
-    // Another sandbox of the API takes a unit of the same, only, shard.
-    succeeded(await c.inventorySandbox().reserveStock(product.productId, 1, meta));
-    const reads = jest.spyOn(c.stores.inventory.shards, 'load');
-    const writes = c.events.calls.write;
-    succeeded(await c.inventory.reserveStock(product.productId, 1, meta));
-    expect(c.events.calls.write - writes).toBe(2); // the stale write, then the one that landed
-    expect(reads).toHaveBeenCalledTimes(1);
-    expect(await c.stock(product.productId)).toMatchObject({ available: 7, reserved: 3 });
-  });
-
-  it('takes a shard unread on its first attempt only: after a stale guess it reads', async () => {
-    const c = inMemoryCommerce();
-    const product = await c.product(250);
-    await c.stock(product.productId); // reads (so confirms) all three shards in the API's sandbox
-    // Another sandbox restocks: every shard moves on.
-    succeeded(await c.inventorySandbox().restockProduct(product.productId, 30, meta));
-    const reads = jest.spyOn(c.stores.inventory.shards, 'load');
-    const writes = c.events.calls.write;
-    succeeded(await c.inventory.reserveStock(product.productId, 1, meta));
-    expect(c.events.calls.write - writes).toBe(2); // one stale guess, not one per shard it had read
-    expect(reads).toHaveBeenCalledTimes(1);
-    expect(await c.stock(product.productId)).toMatchObject({ available: 279, reserved: 1 });
-  });
-
   it('short of stock: refused with what is available; then refused again with no read at all', async () => {
     const c = inMemoryCommerce();
     const product = await c.product(2);

@@ -121,6 +121,22 @@ describe('ReserveStock', () => {
     expect(await c.stock(c.productId)).toMatchObject({ available: 4, reserved: 6 });
   });
 
+  it('takes shards unread on its first attempt only: after a stale guess it reads', async () => {
+    const c = await anOrder({ stock: 250, quantity: 1 });
+    await c.sagaInventory.loadShards(c.productId, [0, 1, 2]); // the saga's sandbox confirms all three shards
+    // Another sandbox restocks the product: every shard moves on.
+    succeeded(
+      await c.inventorySandbox().restockProduct(c.productId, 30, { now: T0, correlationId: 'corr-1' }),
+    );
+    const reads = jest.spyOn(c.sagaInventory.shards, 'load');
+    const writes = c.events.calls.write;
+    const result = await c.saga.reserve(c.order.reserve(), T0);
+    expect(result.proceed).toBe(true);
+    expect(c.events.calls.write - writes).toBe(2); // one stale guess, not one per shard it had read
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(await c.stock(c.productId)).toMatchObject({ available: 279, reserved: 1 });
+  });
+
   it('a customer’s next order of a product, in the sandbox that took the last: one transaction, no read', async () => {
     const c = await anOrder();
     const first = await c.saga.reserve(c.order.reserve(), T0);
