@@ -1,4 +1,4 @@
-import { StaleShare } from '../shared/stale-share';
+import { StaleShare, type StaleShareSettings } from '../shared/stale-share';
 import { type Stock, sumStock } from './domain';
 
 /**
@@ -20,19 +20,16 @@ import { type Stock, sumStock } from './domain';
  * conditional on the shard's version (read for it, or the one `trusted`
  * hands out), which fails if the shard moved on, so a stale entry can refuse
  * too long (bounded by `confirmMs`) or cost a failed write, but never
- * oversell.
+ * oversell. Past the settings' StaleShare of such failed writes lately,
+ * `trusted` hands nothing out and every shard is read again.
  */
-export interface StockCacheSettings {
+export interface StockCacheSettings extends StaleShareSettings {
   /** How long a shard confirmed from the event store counts for an early refusal. */
   readonly confirmMs: number;
   /** How long a shard seen anywhere (read model included) serves `GET /products/{id}`. */
   readonly readMs: number;
   /** At most this many products are remembered; the least recently added are forgotten first. */
   readonly maxProducts: number;
-  /** Above this share of stale writes from shards taken unread (see `trusted`), every shard is read again. */
-  readonly maxStaleShare: number;
-  /** How fast that share, no longer sampled, is forgotten: halved every this many ms. */
-  readonly staleHalfLifeMs: number;
 }
 
 export type StockSource = 'store' | 'view';
@@ -53,10 +50,7 @@ export class StockCache {
   private readonly staleWrites: StaleShare;
 
   constructor(private readonly settings: StockCacheSettings) {
-    this.staleWrites = new StaleShare({
-      maxShare: settings.maxStaleShare,
-      halfLifeMs: settings.staleHalfLifeMs,
-    });
+    this.staleWrites = new StaleShare(settings);
   }
 
   /**

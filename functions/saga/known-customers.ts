@@ -1,14 +1,11 @@
 import type { CustomerState } from '../accounts';
 import type { Loaded } from '../shared/event-store';
-import { StaleShare } from '../shared/stale-share';
+import { StaleShare, type StaleShareSettings } from '../shared/stale-share';
 
-export interface KnownCustomersSettings {
+/** With the StaleShare of writes from remembered customers: above it, they are read again instead. */
+export interface KnownCustomersSettings extends StaleShareSettings {
   /** How long a customer this sandbox read or wrote is written from without reading it again. */
   readonly trustMs: number;
-  /** Above this share of stale writes from remembered customers, they are read again instead. */
-  readonly maxStaleShare: number;
-  /** How fast a stale share, no longer sampled, is forgotten: halved every this many ms. */
-  readonly staleHalfLifeMs: number;
   /** At most this many customers are remembered; the least recently remembered are forgotten first. */
   readonly maxCustomers: number;
 }
@@ -30,10 +27,7 @@ export class KnownCustomers {
   private readonly staleWrites: StaleShare;
 
   constructor(private readonly settings: KnownCustomersSettings = KNOWN_CUSTOMERS) {
-    this.staleWrites = new StaleShare({
-      maxShare: settings.maxStaleShare,
-      halfLifeMs: settings.staleHalfLifeMs,
-    });
+    this.staleWrites = new StaleShare(settings);
   }
 
   /** `customer` as read (the moment the read was sent) or written (its new version) at `at`. */

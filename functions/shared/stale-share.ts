@@ -1,8 +1,9 @@
+/** The bounds of a StaleShare, by the names the settings that hold them use (KnownCustomers', StockCache's). */
 export interface StaleShareSettings {
   /** Above this share of stale writes lately, guesses are not made. */
-  readonly maxShare: number;
+  readonly maxStaleShare: number;
   /** How fast a share no longer sampled is forgotten: halved every this many ms. */
-  readonly halfLifeMs: number;
+  readonly staleHalfLifeMs: number;
 }
 
 /** How much one write weighs in the share (an exponentially weighted mean). */
@@ -13,7 +14,7 @@ const WEIGHT = 0.1;
  * them, failed on a version moved on elsewhere. Such a guess saves a read when
  * it holds and costs a failed conditional write when it does not, so where
  * many sandboxes share the same items (and what each remembers is often
- * stale) it is not worth making: past `maxShare`, until the share, decaying
+ * stale) it is not worth making: past `maxStaleShare`, until the share, decaying
  * while nothing is sampled, is below it again.
  */
 export class StaleShare {
@@ -30,10 +31,10 @@ export class StaleShare {
 
   /** Whether a guess is worth making at `now`. */
   worthGuessing(now: number) {
-    return this.at(now) <= this.settings.maxShare;
+    return this.at(now) <= this.settings.maxStaleShare;
   }
 
   private at(now: number) {
-    return this.share * 0.5 ** (Math.max(0, now - this.sampledAt) / this.settings.halfLifeMs);
+    return this.share * 0.5 ** (Math.max(0, now - this.sampledAt) / this.settings.staleHalfLifeMs);
   }
 }

@@ -35,23 +35,25 @@ export function recordingObserver() {
 
 export function inMemoryCommerce() {
   const events = new InMemoryEventStore();
+  /** The inventory's stores as one sandbox has them: its own stock cache, the shared event store. */
+  const sandboxInventory = () => inventoryStores('inventory', new StockCache(STOCK_CACHE), events);
   const stores = {
     orders: ordersStore('orders', events),
     payments: paymentsStore('payments', events),
     customers: customers('accounts', events),
-    inventory: inventoryStores('inventory', new StockCache(STOCK_CACHE), events),
+    inventory: sandboxInventory(),
   };
   const inventorySettings = { reservationTtlSeconds: 600, unitsPerShard: 100, maxShards: 8 };
   const inventory = inventoryCommands(stores.inventory, inventorySettings);
   // The saga runs in sandboxes of its own: what it knows of the shards is not what the inventory API's know.
-  const sagaInventory = inventoryStores('inventory', new StockCache(STOCK_CACHE), events);
+  const sagaInventory = sandboxInventory();
   const accounts = accountsUseCases(stores.customers);
   const orders = ordersUseCases(stores.orders, stores.customers, stores.inventory, {
     sagaDeadlineSeconds: SAGA_DEADLINE_SECONDS,
   });
   const { reported, observer } = recordingObserver();
   /** The saga's steps as one more sandbox of it runs them: knowing only what it read and wrote itself. */
-  const sagaSandbox = (ownInventory = inventoryStores('inventory', new StockCache(STOCK_CACHE), events)) =>
+  const sagaSandbox = (ownInventory = sandboxInventory()) =>
     sagaUseCases(
       {
         orders: stores.orders,
@@ -64,8 +66,7 @@ export function inMemoryCommerce() {
     );
   const saga = sagaSandbox(sagaInventory);
   /** The inventory's use cases as another sandbox of its API runs them: knowing only what it read and wrote itself. */
-  const inventorySandbox = () =>
-    inventoryCommands(inventoryStores('inventory', new StockCache(STOCK_CACHE), events), inventorySettings);
+  const inventorySandbox = () => inventoryCommands(sandboxInventory(), inventorySettings);
 
   let sequence = 0;
   const id = (prefix: string) => `${prefix}_${(++sequence).toString(16).padStart(32, '0')}`;
