@@ -7,6 +7,7 @@ import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembl
 import type { PrincipalPolicies } from '../iam';
 import type { DynamoFaultRule } from './dynamo-faults';
 import type { MeterBatch } from './dynamo-meter';
+import { RecentDuration } from './recent-duration';
 
 export interface FunctionSpec {
   readonly logicalId: string;
@@ -196,8 +197,8 @@ interface Pool {
   admitted: number;
   /** Set while the queue waits to be looked at again (see fillLater). */
   fillTimer: NodeJS.Timeout | undefined;
-  /** Recent invocation duration (ms), an exponentially weighted mean of warm invocations; undefined before one. */
-  recentMs: number | undefined;
+  /** Recent duration of its warm invocations (see RecentDuration). */
+  readonly recent: RecentDuration;
   /** When the pool's last start became ready (performance.now()); 0 before (see queueWaitMs). */
   grewAt: number;
   readonly stats: PoolStats;
@@ -308,8 +309,6 @@ const START_AFTER_WAIT_MS = 250;
  * a level of 45 s, taking each other's room in turn.
  */
 const EVICT_AFTER_WAIT_MS = 500;
-/** How much an invocation that ran long weighs in the recent duration (exponential smoothing). */
-const RECENT_WEIGHT = 0.2;
 
 /**
  * Builds the DynamoDB meter the sandboxes load (`dynamo-meter.ts` and the
@@ -377,7 +376,7 @@ export class LambdaRuntime {
         paused: 0,
         admitted: 0,
         fillTimer: undefined,
-        recentMs: undefined,
+        recent: new RecentDuration(),
         grewAt: 0,
         stats: {
           started: 0,
@@ -965,10 +964,7 @@ export class LambdaRuntime {
         const durationMs = performance.now() - started;
         const workMs = Math.max(0, durationMs - pausedMs);
         // A sandbox's first invocation (modules, JIT and connections still cold) says little of the next.
-        if (sandbox.invocations > 1) {
-          pool.recentMs =
-            pool.recentMs === undefined ? workMs : pool.recentMs + RECENT_WEIGHT * (workMs - pool.recentMs);
-        }
+        if (sandbox.invocations > 1) pool.recent.add(workMs);
         const record = { functionName: functionId, memoryMb: spec.memoryMb, durationMs, ok };
         for (const listener of this.listeners) listener(record);
       }
@@ -990,7 +986,7 @@ export class LambdaRuntime {
     // waited, and on a busy machine more sandboxes share the same cores. Counted over its cap, a 200/s burst
     // admitted reservations that then waited out the queue's bound (183 of 204 refusals, after 5 s).
     const serving = Math.max(1, pool.sandboxes.size);
-    const draining = (pool.queue.length * (pool.recentMs ?? 0)) / serving;
+    const draining = (pool.queue.length * (pool.recent.ms ?? 0)) / serving;
     return Math.max(performance.now() - pool.queue[0]!.since, draining);
   }
 
@@ -1006,7 +1002,7 @@ export class LambdaRuntime {
     return {
       cap: pool.cap,
       sandboxes: pool.sandboxes.size,
-      recentMs: pool.recentMs,
+      recentMs: pool.recent.ms,
       invocations: pool.stats.invocations,
     };
   }
@@ -1022,7 +1018,7 @@ export class LambdaRuntime {
           busy: [...pool.sandboxes].filter((s) => s.state === 'busy').length,
           paused: pool.paused,
           queued: Math.max(0, pool.queue.length),
-          recentMs: pool.recentMs === undefined ? undefined : Math.round(pool.recentMs * 10) / 10,
+          recentMs: pool.recent.ms === undefined ? undefined : Math.round(pool.recent.ms * 10) / 10,
           ...pool.stats,
           startCpuMs: Math.round(pool.stats.startCpuMs),
           invocationCpuMs: Math.round(pool.stats.invocationCpuMs),
