@@ -401,7 +401,9 @@ describe('the order saga', () => {
       Array.from({ length: 25 }, async () => {
         const product = await createProduct({ stock: 5_000, priceCents: 1 });
         for (let shard = 0; shard < 4; shard++) {
-          const held = await post(`/products/${product.productId}/reservations`, { quantity: 1_000 });
+          const held = await postRetryingThrottled(`/products/${product.productId}/reservations`, {
+            quantity: 1_000,
+          });
           expect(held.status).toBe(201);
         }
         return product;
