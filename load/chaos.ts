@@ -191,6 +191,9 @@ async function runCell(
       // Reported after the load, where the run waits for it.
       crash.catch(() => undefined);
     },
+    // A restart that outlasts the level (one that must synthesize the app again takes ~10 s) ends before the
+    // level's counters are read from the cloud; how it went is reported below.
+    onLevelEnd: () => crash?.catch(() => undefined),
     beforeInvariants: async () => {
       if (crash) await crash;
       // The fault stays in force until the sagas it slowed have finished, then is lifted for the checks.

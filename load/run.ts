@@ -27,6 +27,11 @@ export interface RunOptions {
   readonly log?: (line: string) => void;
   /** Awaited as each level's load starts, after the seeding (`npm run chaos` puts its fault in force here). */
   readonly onLevelStart?: (rate: number) => Promise<void> | void;
+  /**
+   * Awaited as each level's load ends, before the level's counters are read (`npm run chaos` waits here
+   * for a crashed cloud to be back).
+   */
+  readonly onLevelEnd?: (rate: number) => Promise<void> | void;
   /** Awaited after the load, before the invariants are checked (`npm run chaos` lets its fault run out, then lifts it). */
   readonly beforeInvariants?: () => Promise<void>;
 }
@@ -145,6 +150,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     } finally {
       if (sampler) clearInterval(sampler);
     }
+    await options.onLevelEnd?.(rate);
     const stats = await statsAfterLevel(target);
     const metrics = levelMetrics(report.aggregate, rate, profile.durationSeconds, profile.waitSeconds);
     levels.push({
