@@ -2,7 +2,7 @@
 const SEED_SAMPLES = 3;
 /** How much an invocation weighs in the mean once seeded (exponential smoothing). */
 const WEIGHT = 0.2;
-/** A sample counts for at most this many times the mean (or 1 ms): one cold path moves it little, a lasting change still fast. */
+/** A sample counts for at most this many times the mean (taken as 1 ms at least): one cold path moves it little, a lasting change still fast. */
 const MAX_STEP = 4;
 
 /**
@@ -12,7 +12,7 @@ const MAX_STEP = 4;
  * route: new SDK commands, code not yet compiled) is still slow: on a fresh
  * cloud, a reservation after the product's creation took 250 ms where the
  * next ones took 1–2 ms, and as the mean's seed it made admission refuse 26
- * to 97 of a burst of 200 reservations that the one sandbox then answered
+ * to 109 of a burst of 200 reservations that the one sandbox then answered
  * in half a second. So the mean starts from the median of the first three
  * warm invocations, and a sample far above it counts as four times the mean
  * (each such sample raises it by 60%: ten in a row, a hundredfold).
