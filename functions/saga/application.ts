@@ -178,15 +178,12 @@ export function sagaUseCases(
       // cancellation), every write below is conditional on version 1 and fails, and the attempts after it
       // read. Past the deadline the outcome depends on the order's real state, so it is read at once.
       // Likewise only the first attempt takes shards unread (see TRUSTED_SHARD_MS).
-      let assumePlaced = now.getTime() < Date.parse(input.deadline);
-      let firstAttempt = true;
-      return retryOnConflict(async () => {
+      const beforeDeadline = now.getTime() < Date.parse(input.deadline);
+      return retryOnConflict(async (attempt) => {
+        const first = attempt === 1;
         const { executionArn } = input;
         const meta = { now, correlationId: input.correlationId };
-        const { state, version } = assumePlaced ? asPlaced(input) : await loadOrder(input.orderId);
-        const guess = firstAttempt;
-        assumePlaced = false;
-        firstAttempt = false;
+        const { state, version } = first && beforeDeadline ? asPlaced(input) : await loadOrder(input.orderId);
         const claim = orderDecider.decide({ type: 'ClaimSaga', executionArn }, state);
         if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
         // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
@@ -198,7 +195,7 @@ export function sagaUseCases(
         // The customer is read here, with the shards, for CapturePayment to start from: one round trip
         // fewer in the saga than reading it there. Not at all if this sandbox knows it (see KnownCustomers).
         const [planned, customer] = await Promise.all([
-          stock.planOrderStock(input.orderId, input.items, meta, guess),
+          stock.planOrderStock(input.orderId, input.items, meta, first),
           customerFor(input.customerId, now),
         ]);
         if ('outOfStock' in planned) {
@@ -241,15 +238,16 @@ export function sagaUseCases(
       // sandbox knows it (KnownCustomers), the later of the two: a capture writes the customer conditional
       // on that version, so a stale one fails and the attempts after it read both. A refusal writes nothing
       // of the customer, so it is decided again on a fresh read.
-      let firstAttempt = true;
-      let handedOn = newer(
+      const handedOnAtStart = newer(
         youngCustomer(input.customer, now),
         known.trusted(input.customerId, now.getTime())?.customer,
       );
-      return retryOnConflict(async () => {
+      return retryOnConflict(async (attempt) => {
+        const first = attempt === 1;
+        const handedOn = first ? handedOnAtStart : undefined;
         const paymentId = paymentIdFor(input.orderId);
         const [existing, startedFrom] = await Promise.all([
-          firstAttempt ? { state: null, version: 0 } : payments.load(paymentId),
+          first ? { state: null, version: 0 } : payments.load(paymentId),
           handedOn ?? readCustomer(input.customerId, now),
         ]);
         let customer = startedFrom;
@@ -259,8 +257,6 @@ export function sagaUseCases(
           decided = decideCapture(paymentId, existing.state, customer.state, input, now);
         }
         const unread = customer === handedOn;
-        firstAttempt = false;
-        handedOn = undefined;
         if (decided.done) return { paymentId };
         const meta = { now, correlationId: input.correlationId };
         const paymentAppend = payments.pending(paymentId, 0, decided.payment, null, meta);

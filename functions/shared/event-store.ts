@@ -390,13 +390,14 @@ export function conflicted(
 }
 
 /**
- * Runs `attempt` again after a `ConcurrencyError`, with full-jitter backoff.
- * Only for commands that reload and re-decide on every attempt.
+ * Runs `attempt` again after a `ConcurrencyError`, with full-jitter backoff,
+ * passing it its number (1 for the first). Only for commands that reload and
+ * re-decide on every attempt (the first may start from what it was handed).
  */
-export async function retryOnConflict<T>(attempt: () => Promise<T>, maxAttempts = 25): Promise<T> {
+export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>, maxAttempts = 25): Promise<T> {
   for (let n = 1; ; n++) {
     try {
-      return await attempt();
+      return await attempt(n);
     } catch (error) {
       if (!(error instanceof ConcurrencyError) || n >= maxAttempts) throw error;
       const ceiling = Math.min(200, 2 * 2 ** n);
