@@ -198,14 +198,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       }
       parts.push(planned.parts);
       const reservationId = sagaReservationId(orderId, item.productId);
-      appends.push(
-        ...shardAppends(
-          item.productId,
-          shardEvents('StockReserved', reservationId, planned.parts),
-          planned.loaded,
-          meta,
-        ),
+      const held = shardAppends(
+        item.productId,
+        shardEvents('StockReserved', reservationId, planned.parts),
+        planned.loaded,
+        meta,
       );
+      appends.push(...held.map((a) => ({ ...a, settling: true as const })));
     }
     if (outOfStock.length > 0) return { outOfStock };
     // Confirming or cancelling writes these shards again in one transaction with the order's event (and,

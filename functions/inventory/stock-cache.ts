@@ -43,6 +43,8 @@ interface Entry {
   readonly confirmedAt: number;
   /** `trusted` handed this version out: a write from it, unread, is to come (see `wrote`). */
   readonly guessed?: true;
+  /** This sandbox held stock here for an order whose sale or release is to come, maybe from another sandbox. */
+  readonly settling?: true;
 }
 
 export class StockCache {
@@ -56,18 +58,31 @@ export class StockCache {
   /**
    * Records that `shard` of `productId` was at `version` with `stock` at time
    * `at` (for a read, the moment the read was sent). An older version than
-   * the one held is ignored: it was superseded.
+   * the one held is ignored: it was superseded. `settling`: this sandbox's
+   * own append held stock for an order, whose sale or release will move the
+   * shard on from whichever sandbox runs that step (see `trusted`); a newer
+   * version seen ends it.
    */
-  remember(productId: string, shard: number, stock: Stock, version: number, at: number, source: StockSource) {
+  remember(
+    productId: string,
+    shard: number,
+    stock: Stock,
+    version: number,
+    at: number,
+    source: StockSource,
+    settling = false,
+  ) {
     const shards = this.shardsOf(productId);
     const held = shards[shard];
     if (held && held.version > version) return;
-    const confirmedAt = source === 'store' ? at : held?.version === version ? held.confirmedAt : 0;
+    const same = held?.version === version;
+    const confirmedAt = source === 'store' ? at : same ? held.confirmedAt : 0;
     shards[shard] = {
       stock,
       version,
-      seenAt: Math.max(at, held?.version === version ? held.seenAt : 0),
-      confirmedAt: Math.max(confirmedAt, held?.version === version ? held.confirmedAt : 0),
+      seenAt: Math.max(at, same ? held.seenAt : 0),
+      confirmedAt: Math.max(confirmedAt, same ? held.confirmedAt : 0),
+      ...(settling || (same && held.settling) ? { settling: true as const } : {}),
     };
   }
 
@@ -116,6 +131,12 @@ export class StockCache {
    * confirmed. A write to it is conditional on the next version, so if
    * another writer moved it on meanwhile the write fails (and `doubt` then
    * stops it being chosen here until it is read again).
+   * Not a shard still `settling` from this sandbox's hold for an order: the
+   * order's next steps run in whichever sandbox is free, and where the saga
+   * has several, the sale that moves the shard on is mostly written by
+   * another, which left what is held here stale (measured, session 22 of
+   * docs/benchmarks.md: with two sandboxes the saga read almost as many
+   * shards as with seven, three times what one read).
    * None while many such writes were stale lately (see `wrote`).
    */
   trusted(
@@ -130,7 +151,7 @@ export class StockCache {
     let best: { shard: number; entry: Entry } | undefined;
     for (let i = 0; i < shardCount; i++) {
       const e = shards?.[i];
-      if (!e || now - e.confirmedAt >= withinMs || e.stock.available < quantity) continue;
+      if (!e || e.settling || now - e.confirmedAt >= withinMs || e.stock.available < quantity) continue;
       if (!best || e.confirmedAt > best.entry.confirmedAt) best = { shard: i, entry: e };
     }
     if (!best) return undefined;

@@ -30,6 +30,8 @@ export interface ShardAppend extends PendingAppend {
   /** The shard's version the append is conditional on. */
   readonly from: number;
   readonly after: Loaded<Stock>;
+  /** The append holds stock for an order: its sale or release is to come (see StockCache `settling`). */
+  readonly settling?: true;
 }
 
 export const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in a;
@@ -112,7 +114,7 @@ export function inventoryStores(
     }
     for (const a of shardAppends) {
       stock.wrote(a.productId, a.shard, a.from, false, Date.now());
-      stock.remember(a.productId, a.shard, a.after.state, a.after.version, sentAt, 'store');
+      stock.remember(a.productId, a.shard, a.after.state, a.after.version, sentAt, 'store', a.settling);
     }
   }
 
