@@ -133,10 +133,11 @@ export class StockCache {
    * stops it being chosen here until it is read again).
    * Not a shard still `settling` from this sandbox's hold for an order: the
    * order's next steps run in whichever sandbox is free, and where the saga
-   * has several, the sale that moves the shard on is mostly written by
-   * another, which left what is held here stale (measured, session 22 of
+   * has several, the sale that moves the shard on is often written by
+   * another, which left what is held here stale (session 22 of
    * docs/benchmarks.md: with two sandboxes the saga read almost as many
-   * shards as with seven, three times what one read).
+   * shards as with seven, three times what one read; this rule took a tenth
+   * of those reads away in a pair forced onto two).
    * None while many such writes were stale lately (see `wrote`).
    */
   trusted(
