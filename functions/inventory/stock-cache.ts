@@ -137,7 +137,7 @@ export class StockCache {
    * sale fails once and reads (in this sandbox too), and where the saga has
    * several sandboxes the sale is often written by another, which leaves what
    * is held here stale. Measured (session 22 of docs/benchmarks.md): with
-   * this rule the saga kept to one sandbox through a 25/s level in 7 of 8
+   * this rule the saga kept to one sandbox through a 25/s level in 8 of 11
    * runs (0 of 5 without), reading a third as many shards and customers.
    * None while many such writes were stale lately (see `wrote`).
    */
