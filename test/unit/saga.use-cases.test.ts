@@ -117,18 +117,24 @@ describe('ReserveStock', () => {
   it('takes the next order of a product from another shard while the last one’s sale is to come: that sale lands at once', async () => {
     const c = await anOrder({ stock: 300, quantity: 1 }); // three shards of 100
     const random = jest.spyOn(Math, 'random').mockReturnValue(0); // the first order reads, and takes, shard 0
-    const first = await c.saga.reserve(c.order.reserve(), T0);
-    if (!first.proceed) throw new Error('expected to proceed');
-    // The next order arrives before the first's ConfirmOrder; shard 0 (its sale to come) is not guessed, so it
-    // reads the shard it draws (the last) and takes it there.
-    random.mockReturnValue(0.99);
-    const next = await c.placed(c.customerId, [{ productId: c.productId, quantity: 1 }]);
     const reads = jest.spyOn(c.sagaInventory.shards, 'load');
-    const writes = c.events.calls.write;
-    expect((await c.saga.reserve(next.reserve(), T0)).proceed).toBe(true);
-    await c.saga.capture(c.order.capture(first.customer), T0);
-    await c.saga.confirm(c.order.confirm({ order: first.order, shards: first.shards }), T0);
-    random.mockRestore();
+    let writes: number;
+    try {
+      const first = await c.saga.reserve(c.order.reserve(), T0);
+      if (!first.proceed) throw new Error('expected to proceed');
+      // The next order arrives before the first's ConfirmOrder; shard 0 (its sale to come) is not guessed, so
+      // it reads the shard it draws (the last) and takes it there.
+      random.mockReturnValue(0.99);
+      const next = await c.placed(c.customerId, [{ productId: c.productId, quantity: 1 }]);
+      reads.mockClear();
+      writes = c.events.calls.write;
+      expect((await c.saga.reserve(next.reserve(), T0)).proceed).toBe(true);
+      await c.saga.capture(c.order.capture(first.customer), T0);
+      await c.saga.confirm(c.order.confirm({ order: first.order, shards: first.shards }), T0);
+    } finally {
+      // Restored even if a step throws, so that no later test draws shards from a fixed Math.random.
+      random.mockRestore();
+    }
     expect(reads).toHaveBeenCalledTimes(1);
     // The reservation, the capture and the sale, each at its first try (guessing shard 0, the sale failed once).
     expect(c.events.calls.write - writes).toBe(3);
