@@ -1,12 +1,18 @@
 // Starts its own DynamoDB Local (independent of the integration globalSetup)
 // and checks that it listens on 127.0.0.1 only, serves tables with streams,
-// and is gone after stop().
+// answers from a table's metadata as it is now (the launcher caches it), and
+// is gone after stop().
 import { readFileSync } from 'node:fs';
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   DynamoDBClient,
   PutItemCommand,
+  TransactWriteItemsCommand,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -126,6 +132,93 @@ describe('DynamoDB Local', () => {
       expect(record?.dynamodb?.Keys).toEqual({ pk: { S: 'order#1' } });
       expect(record?.dynamodb?.NewImage).toEqual({ pk: { S: 'order#1' }, status: { S: 'PLACED' } });
       expect(record?.dynamodb?.OldImage).toBeUndefined();
+    } finally {
+      client.destroy();
+      streams.destroy();
+    }
+  });
+
+  it("answers every call from the table's metadata as it is now, changed or not", async () => {
+    if (!ddb) throw new Error('DynamoDB Local did not start');
+    const config = {
+      endpoint: ddb.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    };
+    const client = new DynamoDBClient(config);
+    const streams = new DynamoDBStreamsClient(config);
+    const TableName = 'dynamodb-local-metadata';
+    const put = (Item: Record<string, { S: string } | { N: string }>) =>
+      client.send(new PutItemCommand({ TableName, Item }));
+    const transactPut = (Item: Record<string, { S: string } | { N: string }>) =>
+      client.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: { TableName, Item } }] }));
+    try {
+      await client.send(
+        new CreateTableCommand({
+          TableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        }),
+      );
+      // Read (and so cached) by both paths before the table changes.
+      await put({ pk: { S: 'a' } });
+      await transactPut({ pk: { S: 'b' } });
+
+      // The same name with another key and no stream.
+      await client.send(new DeleteTableCommand({ TableName }));
+      await client.send(
+        new CreateTableCommand({
+          TableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
+          KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        }),
+      );
+      await expect(put({ pk: { S: 'a' } })).rejects.toMatchObject({ name: 'ValidationException' });
+      await expect(transactPut({ pk: { S: 'b' } })).rejects.toMatchObject({ name: 'ValidationException' });
+      await put({ id: { N: '1' } });
+      await transactPut({ id: { N: '2' } });
+      const described = await client.send(new DescribeTableCommand({ TableName }));
+      expect(described.Table?.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+      expect(described.Table?.StreamSpecification?.StreamEnabled ?? false).toBe(false);
+
+      // A stream turned on: the next writes are in it, by either path.
+      const updated = await client.send(
+        new UpdateTableCommand({
+          TableName,
+          StreamSpecification: { StreamEnabled: true, StreamViewType: 'KEYS_ONLY' },
+        }),
+      );
+      const streamArn = updated.TableDescription?.LatestStreamArn;
+      expect(streamArn).toBeDefined();
+      await put({ id: { N: '3' } });
+      await transactPut({ id: { N: '4' } });
+      const stream = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+      const iterator = await streams.send(
+        new GetShardIteratorCommand({
+          StreamArn: streamArn,
+          ShardId: stream.StreamDescription?.Shards?.[0]?.ShardId,
+          ShardIteratorType: 'TRIM_HORIZON',
+        }),
+      );
+      const { Records } = await streams.send(
+        new GetRecordsCommand({ ShardIterator: iterator.ShardIterator }),
+      );
+      expect(Records?.map((r) => [r.eventName, r.dynamodb?.StreamViewType, r.dynamodb?.Keys])).toEqual([
+        ['INSERT', 'KEYS_ONLY', { id: { N: '3' } }],
+        ['INSERT', 'KEYS_ONLY', { id: { N: '4' } }],
+      ]);
+
+      await client.send(
+        new UpdateTimeToLiveCommand({
+          TableName,
+          TimeToLiveSpecification: { Enabled: true, AttributeName: 'expiresAt' },
+        }),
+      );
+      const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName }));
+      expect(ttl.TimeToLiveDescription).toEqual({ TimeToLiveStatus: 'ENABLED', AttributeName: 'expiresAt' });
     } finally {
       client.destroy();
       streams.destroy();
