@@ -215,9 +215,16 @@ public class Launcher {
    * cached: they bypass this proxy.
    */
   static final class TableMetadataCache implements InvocationHandler {
-    /** The calls that read or write items, streams or transactions, never a table's metadata. */
+    /**
+     * The calls that read or write items, streams or transactions, never a
+     * table's metadata; and the three reads DynamoDB Local's own schedulers
+     * (an index's creation and deletion, items' expiry) make every second.
+     */
     private static final Set<String> KEEP_METADATA =
         Set.of(
+            "getGSIsByStatusFromAllTables",
+            "fetchAllTablesWithTimeToLiveEnabled",
+            "numberOfSubscriberWideInflightOnlineCreateIndexesOperations",
             "getRecord",
             "deleteRecord",
             "putRecord",
