@@ -57,6 +57,17 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** A DynamoDB and a DynamoDB Streams client of the DynamoDB Local that the first test started. */
+function clientsOf(ddb: DynamoDbLocal | undefined) {
+  if (!ddb) throw new Error('DynamoDB Local did not start');
+  const config = {
+    endpoint: ddb.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  };
+  return { client: new DynamoDBClient(config), streams: new DynamoDBStreamsClient(config) };
+}
+
 describe('DynamoDB Local', () => {
   let ddb: DynamoDbLocal | undefined;
 
@@ -82,14 +93,7 @@ describe('DynamoDB Local', () => {
   );
 
   it('serves a table with a NEW_AND_OLD_IMAGES stream', async () => {
-    if (!ddb) throw new Error('DynamoDB Local did not start');
-    const config = {
-      endpoint: ddb.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    };
-    const client = new DynamoDBClient(config);
-    const streams = new DynamoDBStreamsClient(config);
+    const { client, streams } = clientsOf(ddb);
     try {
       const created = await client.send(
         new CreateTableCommand({
@@ -139,14 +143,7 @@ describe('DynamoDB Local', () => {
   });
 
   it("answers every call from the table's metadata as it is now, changed or not", async () => {
-    if (!ddb) throw new Error('DynamoDB Local did not start');
-    const config = {
-      endpoint: ddb.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    };
-    const client = new DynamoDBClient(config);
-    const streams = new DynamoDBStreamsClient(config);
+    const { client, streams } = clientsOf(ddb);
     const TableName = 'dynamodb-local-metadata';
     const put = (Item: Record<string, { S: string } | { N: string }>) =>
       client.send(new PutItemCommand({ TableName, Item }));
