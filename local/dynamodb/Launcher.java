@@ -44,6 +44,8 @@
 import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteJob;
 import com.almworks.sqlite4java.SQLiteQueue;
+import com.amazonaws.services.dynamodbv2.datamodel.DocumentFactory;
+import com.amazonaws.services.dynamodbv2.dbenv.DbEnv;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.reflect.Field;
@@ -60,15 +62,13 @@ import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
+import software.amazon.dynamodb.services.exceptions.AWSExceptionFactory;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.AbstractLocalDynamoDBServerHandler;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 import software.amazon.dynamodb.services.local.server.LocalDynamoDBRequestHandler;
-import com.amazonaws.services.dynamodbv2.datamodel.DocumentFactory;
-import com.amazonaws.services.dynamodbv2.dbenv.DbEnv;
-import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
-import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
-import software.amazon.dynamodb.services.exceptions.AWSExceptionFactory;
 import software.amazon.dynamodb.services.local.shared.access.LocalDBAccess;
 import software.amazon.dynamodb.services.local.shared.access.LocalDBClient;
 import software.amazon.dynamodb.services.local.shared.access.LocalDBInputConverter;
@@ -269,12 +269,12 @@ public class Launcher {
     public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
       String name = method.getName();
       if (name.equals("getTableInfo")) return tableInfo((String) args[0]);
-      boolean changesMetadata = !KEEP_METADATA.contains(name);
+      // Object's own methods (toString, hashCode, equals) change no table.
+      boolean changesMetadata =
+          method.getDeclaringClass() != Object.class && !KEEP_METADATA.contains(name);
       if (changesMetadata) forget();
       try {
-        return method.invoke(access, args);
-      } catch (InvocationTargetException e) {
-        throw e.getCause();
+        return forward(access, method, args);
       } finally {
         if (changesMetadata) forget();
       }
@@ -323,19 +323,13 @@ public class Launcher {
               Proxy.newProxyInstance(
                   Launcher.class.getClassLoader(),
                   new Class<?>[] {DynamoDbClient.class},
-                  (proxy, method, args) -> {
-                    try {
-                      if (method.getName().equals("transactWriteItems")
-                          && args != null
-                          && args.length == 1
-                          && args[0] instanceof TransactWriteItemsRequest request) {
-                        return transactWriteItems.apply(request);
-                      }
-                      return method.invoke(own, args);
-                    } catch (InvocationTargetException e) {
-                      throw e.getCause();
-                    }
-                  });
+                  (proxy, method, args) ->
+                      method.getName().equals("transactWriteItems")
+                              && args != null
+                              && args.length == 1
+                              && args[0] instanceof TransactWriteItemsRequest request
+                          ? transactWriteItems.apply(request)
+                          : forward(own, method, args));
     }
 
     @Override
@@ -417,6 +411,15 @@ public class Launcher {
     }
     if (min != null) pool.setMinThreads(min);
     if (reserved != null) pool.setReservedThreads(reserved);
+  }
+
+  /** Calls `method` on `target` for one of the proxies above, throwing what the call threw. */
+  private static Object forward(Object target, Method method, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   private static Object readField(Object target, Class<?> owner, String name) throws Exception {
