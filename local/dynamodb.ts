@@ -124,15 +124,15 @@ function javaBinary(): string {
  *
  * Memory under the platform's load is another matter than under a benchmark
  * of one client: seeding 64-shard products and a 50/s mix took the JVM to
- * 345–363 MB resident, with Jetty's pool grown to its 200 threads (requests
- * wait there for a table's lock) and the heap's committed size never given
- * back. Hence a pool of at most 32 threads (a lock's holder is one of them,
- * so the rest only wait) and a heap that shrinks after a full collection
- * (`-XX:MaxHeapFreeRatio=30`, `MinHeapFreeRatio=10`): 308 MB at most in the
- * same run, and 282 MB with glibc's allocator kept to two arenas
+ * 351–367 MB resident, its heap's committed size never given back. A heap
+ * that shrinks after a full collection (`-XX:MaxHeapFreeRatio=30`,
+ * `MinHeapFreeRatio=10`) and glibc's allocator kept to two arenas
  * (`MALLOC_ARENA_MAX=2`, set by startDynamoDbLocal) instead of one per
- * thread that allocates. CPU per call did not change (two-item transactions
- * and queries, 8 at a time: 0.86/0.90/1.06 ms against 0.89/1.07/1.08).
+ * thread that allocates: 317–326 MB in the same runs, 329–339 MB through a
+ * 200/s burst against 378; CPU per call unchanged. Jetty's pool held to 32
+ * of its 200 threads saved some 40 MB more, but the one burst run with it
+ * ended 10 orders `TIMEOUT` (none in the runs without it), so it is not
+ * set (docs/benchmarks.md, session 25).
  */
 export function defaultJvmFlags(heapMb: number): string[] {
   return [
@@ -143,7 +143,6 @@ export function defaultJvmFlags(heapMb: number): string[] {
     '-Xss512k',
     '-XX:+UseSerialGC',
     '-XX:TieredStopAtLevel=1',
-    '-Dlauncher.maxThreads=32',
   ];
 }
 
@@ -185,7 +184,7 @@ export async function startDynamoDbLocal(options: StartDynamoDbLocalOptions = {}
       ...(options.dbDir === undefined ? [] : [resolvePath(options.dbDir)]),
     ],
     {
-      // Two malloc arenas: glibc's default, one per thread that allocates, kept the JVM 26 MB larger (see defaultJvmFlags).
+      // Two malloc arenas instead of glibc's one per thread that allocates (see defaultJvmFlags).
       env: { ...process.env, DDB_LOCAL_TELEMETRY: '0', MALLOC_ARENA_MAX: '2' },
       stdio: ['pipe', 'pipe', 'pipe'],
     },
