@@ -124,13 +124,13 @@ function javaBinary(): string {
  *
  * Memory under the platform's load is another matter than under a benchmark
  * of one client: seeding 64-shard products and a 50/s mix took the JVM to
- * 351–367 MB resident, its heap's committed size never given back. A heap
+ * 351–367 MiB resident, its heap's committed size never given back. A heap
  * that shrinks after a full collection (`-XX:MaxHeapFreeRatio=30`,
  * `MinHeapFreeRatio=10`) and glibc's allocator kept to two arenas
  * (`MALLOC_ARENA_MAX=2`, set by startDynamoDbLocal) instead of one per
- * thread that allocates: 317–326 MB in the same runs, 329–339 MB through a
- * 200/s burst against 378; CPU per call unchanged. Jetty's pool held to 32
- * of its 200 threads saved some 40 MB more, but the one burst run with it
+ * thread that allocates: 317–326 MiB in the same runs, 328–338 MiB through a
+ * 200/s burst against 377; CPU per call unchanged. Jetty's pool held to 32
+ * of its 200 threads saved some 40 MiB more, but the one burst run with it
  * ended 10 orders `TIMEOUT` (none in the runs without it), so it is not
  * set (docs/benchmarks.md, session 25).
  */
