@@ -128,11 +128,11 @@ function javaBinary(): string {
  * that shrinks after a full collection (`-XX:MaxHeapFreeRatio=30`,
  * `MinHeapFreeRatio=10`) and glibc's allocator kept to two arenas
  * (`MALLOC_ARENA_MAX=2`, set by startDynamoDbLocal) instead of one per
- * thread that allocates: 317–326 MiB in the same runs, 328–338 MiB through a
- * 200/s burst against 377; CPU per call unchanged. Jetty's pool held to 32
- * of its 200 threads saved some 40 MiB more, but the one burst run with it
- * ended 10 orders `TIMEOUT` (none in the runs without it), so it is not
- * set (docs/benchmarks.md, session 25).
+ * thread that allocates: 317–326 MiB in the same runs, 320–340 MiB through
+ * 200/s bursts against 377; CPU per call unchanged. Jetty's pool held to 32
+ * of its 200 threads saved some 30 MiB more, but one burst in five with it
+ * ended orders `TIMEOUT` (none of five without), so it is not set until
+ * more runs tell (docs/benchmarks.md, session 25).
  */
 export function defaultJvmFlags(heapMb: number): string[] {
   return [
