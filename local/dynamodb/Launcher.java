@@ -11,8 +11,9 @@
 // included, and a later start on the same DB_DIR finds every table, item and
 // stream record as they were (see persistDurably for what a crash keeps).
 //
-// It also runs as a single-file source program (JEP 330), `... -cp 'LIB/*'
-// Launcher.java PORT [HOST]`, at the cost of compiling it at every start.
+// Its second source, StreamRecordWrites.java, is compiled with it (it belongs
+// to one of DynamoDB Local's packages), so it no longer runs as a single-file
+// source program.
 //
 // PORT 0 picks a free port. When the server listens, one line "READY <port>"
 // is printed on stdout; everything DynamoDB Local itself prints goes to
@@ -39,7 +40,11 @@
 // so that two things DynamoDB Local redoes at every call are done once: its
 // tables' metadata, read again from SQLite for every request
 // (TableMetadataCache), and the TransactWriteItems machinery, with its own
-// Jackson mapper, built for every transaction (TransactionsBuiltOnce).
+// Jackson mapper, built for every transaction (TransactionsBuiltOnce). And it
+// loads DynamoDB Local's job class that appends stream records with that
+// method's body replaced by a call to StreamRecordWrites.java, which writes the
+// same record without the work whose result is thrown away
+// (StreamRecordsRewired).
 
 import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteJob;
@@ -48,6 +53,7 @@ import com.amazonaws.services.dynamodbv2.datamodel.DocumentFactory;
 import com.amazonaws.services.dynamodbv2.dbenv.DbEnv;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -62,6 +68,12 @@ import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
 import software.amazon.dynamodb.services.exceptions.AWSExceptionFactory;
@@ -76,6 +88,7 @@ import software.amazon.dynamodb.services.local.shared.access.LocalDBOutputConver
 import software.amazon.dynamodb.services.local.shared.access.TableInfo;
 import software.amazon.dynamodb.services.local.shared.access.api.dp.TransactWriteItemsFunction;
 import software.amazon.dynamodb.services.local.shared.access.client.LocalDynamoDbClient;
+import software.amazon.dynamodb.services.local.shared.access.sqlite.RecordInfo;
 import software.amazon.dynamodb.services.local.shared.access.sqlite.SQLiteDBAccess;
 import software.amazon.dynamodb.services.local.shared.jobs.JobsRegister;
 
@@ -95,6 +108,7 @@ public class Launcher {
     String dbDir = args.length > 2 ? args[2] : null;
     if (port < 0 || port > 65535) fail("invalid port " + port);
     checkDynamoDbLocalVersion();
+    StreamRecordsRewired.install();
 
     // Keep stdout for the READY line only.
     PrintStream out = System.out;
@@ -335,6 +349,79 @@ public class Launcher {
     @Override
     public DynamoDbClient dynamoDbClient() {
       return client;
+    }
+  }
+
+  /**
+   * Defines DynamoDB Local's SQLiteDBAccessJob (the base of every job on its
+   * SQLite thread) before anything loads it, from the jar's own bytes with one
+   * method's body replaced: insertUpdateStreamRecordIfActiveShardPresent, which
+   * appends an item's stream record, now passes its arguments to
+   * StreamRecordWrites.insert (see there for what that leaves out). Every
+   * other byte of the class is the jar's.
+   *
+   * Why: DynamoDB Local appends a stream record for every item written to a
+   * table with a stream, on its one SQLite thread, and inside a
+   * TransactWriteItems while that holds the whole database (docs/benchmarks.md,
+   * session 17). A JFR profile of a 25/s level of the load mix (session 23)
+   * put over half of that thread's work on writes into this method.
+   *
+   * -Dlauncher.streamRecords=dynamodb-local keeps DynamoDB Local's own body
+   * (to compare the two: local/bench/dynamodb-local.ts, and the test that
+   * checks both write the same records).
+   */
+  static final class StreamRecordsRewired {
+    private static final String JOB =
+        "software/amazon/dynamodb/services/local/shared/access/sqlite/SQLiteDBAccessJob";
+    private static final String METHOD = "insertUpdateStreamRecordIfActiveShardPresent";
+    private static final String DESCRIPTOR =
+        "(Ljava/lang/String;Ljava/util/Map;Ljava/util/Map;Ljava/util/Map;Ljava/lang/Long;Ljava/lang/Long;"
+            + "Lsoftware/amazon/dynamodb/services/local/shared/dataaccess/OperationType;)V";
+    private static final String WRITES =
+        "software/amazon/dynamodb/services/local/shared/access/sqlite/StreamRecordWrites";
+
+    static void install() throws Exception {
+      if ("dynamodb-local".equals(System.getProperty("launcher.streamRecords"))) return;
+      byte[] original;
+      try (InputStream in = ClassLoader.getSystemResourceAsStream(JOB + ".class")) {
+        if (in == null) throw new IllegalStateException(JOB + " is not on the class path");
+        original = in.readAllBytes();
+      }
+      boolean[] replaced = {false};
+      ClassReader reader = new ClassReader(original);
+      // COMPUTE_MAXS only: the new body has no branch, so it needs no stack map frames.
+      ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+      reader.accept(
+          new ClassVisitor(Opcodes.ASM9, writer) {
+            @Override
+            public MethodVisitor visitMethod(
+                int access, String name, String descriptor, String signature, String[] exceptions) {
+              MethodVisitor method = super.visitMethod(access, name, descriptor, signature, exceptions);
+              if (!name.equals(METHOD) || !descriptor.equals(DESCRIPTOR)) return method;
+              replaced[0] = true;
+              delegate(method);
+              return null; // the jar's body is not copied
+            }
+          },
+          0);
+      if (!replaced[0]) throw new IllegalStateException(JOB + "." + METHOD + DESCRIPTOR + " is not there");
+      // Defined in its own package through a class of that package that names it nowhere, so
+      // that this is its first load; a second definition would throw (LinkageError).
+      MethodHandles.privateLookupIn(RecordInfo.class, MethodHandles.lookup())
+          .defineClass(writer.toByteArray());
+    }
+
+    /** `StreamRecordWrites.insert(this, ...the method's arguments); return;` */
+    private static void delegate(MethodVisitor method) {
+      method.visitCode();
+      method.visitVarInsn(Opcodes.ALOAD, 0);
+      Type[] arguments = Type.getArgumentTypes(DESCRIPTOR);
+      for (int i = 0; i < arguments.length; i++) method.visitVarInsn(Opcodes.ALOAD, i + 1);
+      method.visitMethodInsn(
+          Opcodes.INVOKESTATIC, WRITES, "insert", "(L" + JOB + ";" + DESCRIPTOR.substring(1), false);
+      method.visitInsn(Opcodes.RETURN);
+      method.visitMaxs(0, 0);
+      method.visitEnd();
     }
   }
 
