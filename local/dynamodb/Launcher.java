@@ -41,14 +41,21 @@
 // tables' metadata, read again from SQLite for every request
 // (TableMetadataCache), and the TransactWriteItems machinery, with its own
 // Jackson mapper, built for every transaction (TransactionsBuiltOnce). And it
-// loads DynamoDB Local's job class that appends stream records with that
-// method's body replaced by a call to StreamRecordWrites.java, which writes the
-// same record without the work whose result is thrown away
-// (StreamRecordsRewired).
+// loads two of DynamoDB Local's classes with a method or two rewired (rewire)
+// to do less for the same answer: the one that appends an item's stream
+// record calls StreamRecordWrites.java, which leaves out work whose result is
+// thrown away (rewireStreamRecords), and the expression parser keeps what it
+// parsed (rewireExpressionParser, ParsedExpressions).
 
 import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteJob;
 import com.almworks.sqlite4java.SQLiteQueue;
+import com.amazon.dynamodb.grammar.AbstractTwoStageExpressionParser;
+import com.amazon.dynamodb.grammar.AttributeNamesMapKeysParser;
+import com.amazon.dynamodb.grammar.AttributeValuesMapKeysParser;
+import com.amazon.dynamodb.grammar.ConditionExpressionParser;
+import com.amazon.dynamodb.grammar.ProjectionExpressionParser;
+import com.amazon.dynamodb.grammar.UpdateExpressionParser;
 import com.amazonaws.services.dynamodbv2.datamodel.DocumentFactory;
 import com.amazonaws.services.dynamodbv2.dbenv.DbEnv;
 import java.io.InputStream;
@@ -64,6 +71,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
+import org.antlr.v4.runtime.ANTLRErrorListener;
+import org.antlr.v4.runtime.tree.ParseTree;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -108,7 +117,8 @@ public class Launcher {
     String dbDir = args.length > 2 ? args[2] : null;
     if (port < 0 || port > 65535) fail("invalid port " + port);
     checkDynamoDbLocalVersion();
-    StreamRecordsRewired.install();
+    rewireStreamRecords();
+    rewireExpressionParser();
 
     // Keep stdout for the READY line only.
     PrintStream out = System.out;
@@ -353,12 +363,62 @@ public class Launcher {
   }
 
   /**
-   * Defines DynamoDB Local's SQLiteDBAccessJob (the base of every job on its
-   * SQLite thread) before anything loads it, from the jar's own bytes with one
-   * method's body replaced: insertUpdateStreamRecordIfActiveShardPresent, which
-   * appends an item's stream record, now passes its arguments to
-   * StreamRecordWrites.insert (see there for what that leaves out). Every
-   * other byte of the class is the jar's.
+   * Defines one of DynamoDB Local's classes before anything loads it, from
+   * the jar's own bytes with some methods' bodies replaced by a call to the
+   * static method of the same name on `target` (an instance method passes
+   * `this` first, then its arguments). Every other byte of the class is the
+   * jar's. `anchor` is a class of the same package that names `owner`
+   * nowhere, so that this is `owner`'s first load (a second definition
+   * throws LinkageError); a method not found fails the launcher.
+   */
+  static void rewire(Class<?> anchor, String owner, String target, Set<String> methods)
+      throws Exception {
+    byte[] original;
+    try (InputStream in = ClassLoader.getSystemResourceAsStream(owner + ".class")) {
+      if (in == null) throw new IllegalStateException(owner + " is not on the class path");
+      original = in.readAllBytes();
+    }
+    Set<String> replaced = new java.util.HashSet<>();
+    ClassReader reader = new ClassReader(original);
+    // COMPUTE_MAXS only: the new bodies have no branch, so they need no stack map frames.
+    ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9, writer) {
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String descriptor, String signature, String[] exceptions) {
+            MethodVisitor method = super.visitMethod(access, name, descriptor, signature, exceptions);
+            if (!methods.contains(name + descriptor)) return method;
+            replaced.add(name + descriptor);
+            boolean isStatic = (access & Opcodes.ACC_STATIC) != 0;
+            String targetDescriptor = isStatic ? descriptor : "(L" + owner + ";" + descriptor.substring(1);
+            method.visitCode();
+            int slot = 0;
+            if (!isStatic) method.visitVarInsn(Opcodes.ALOAD, slot++);
+            for (Type argument : Type.getArgumentTypes(descriptor)) {
+              method.visitVarInsn(argument.getOpcode(Opcodes.ILOAD), slot);
+              slot += argument.getSize();
+            }
+            method.visitMethodInsn(Opcodes.INVOKESTATIC, target, name, targetDescriptor, false);
+            method.visitInsn(Type.getReturnType(descriptor).getOpcode(Opcodes.IRETURN));
+            method.visitMaxs(0, 0);
+            method.visitEnd();
+            return null; // the jar's body is not copied
+          }
+        },
+        0);
+    if (!replaced.equals(methods)) {
+      Set<String> missing = new java.util.TreeSet<>(methods);
+      missing.removeAll(replaced);
+      throw new IllegalStateException(owner + " has no " + missing);
+    }
+    MethodHandles.privateLookupIn(anchor, MethodHandles.lookup()).defineClass(writer.toByteArray());
+  }
+
+  /**
+   * SQLiteDBAccessJob.insertUpdateStreamRecordIfActiveShardPresent, which
+   * appends an item's stream record, calls StreamRecordWrites' method of that
+   * name instead of its own body (see there for what that leaves out).
    *
    * Why: DynamoDB Local appends a stream record for every item written to a
    * table with a stream, on its one SQLite thread, and inside a
@@ -370,58 +430,116 @@ public class Launcher {
    * (to compare the two: local/bench/dynamodb-local.ts, and the test that
    * checks both write the same records).
    */
-  static final class StreamRecordsRewired {
-    private static final String JOB =
-        "software/amazon/dynamodb/services/local/shared/access/sqlite/SQLiteDBAccessJob";
-    private static final String METHOD = "insertUpdateStreamRecordIfActiveShardPresent";
-    private static final String DESCRIPTOR =
-        "(Ljava/lang/String;Ljava/util/Map;Ljava/util/Map;Ljava/util/Map;Ljava/lang/Long;Ljava/lang/Long;"
-            + "Lsoftware/amazon/dynamodb/services/local/shared/dataaccess/OperationType;)V";
-    private static final String WRITES =
-        "software/amazon/dynamodb/services/local/shared/access/sqlite/StreamRecordWrites";
+  private static void rewireStreamRecords() throws Exception {
+    if ("dynamodb-local".equals(System.getProperty("launcher.streamRecords"))) return;
+    String sqlite = "software/amazon/dynamodb/services/local/shared/access/sqlite/";
+    rewire(
+        RecordInfo.class,
+        sqlite + "SQLiteDBAccessJob",
+        sqlite + "StreamRecordWrites",
+        Set.of(
+            "insertUpdateStreamRecordIfActiveShardPresent(Ljava/lang/String;Ljava/util/Map;Ljava/util/Map;"
+                + "Ljava/util/Map;Ljava/lang/Long;Ljava/lang/Long;"
+                + "Lsoftware/amazon/dynamodb/services/local/shared/dataaccess/OperationType;)V"));
+  }
 
-    static void install() throws Exception {
-      if ("dynamodb-local".equals(System.getProperty("launcher.streamRecords"))) return;
-      byte[] original;
-      try (InputStream in = ClassLoader.getSystemResourceAsStream(JOB + ".class")) {
-        if (in == null) throw new IllegalStateException(JOB + " is not on the class path");
-        original = in.readAllBytes();
-      }
-      boolean[] replaced = {false};
-      ClassReader reader = new ClassReader(original);
-      // COMPUTE_MAXS only: the new body has no branch, so it needs no stack map frames.
-      ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
-      reader.accept(
-          new ClassVisitor(Opcodes.ASM9, writer) {
-            @Override
-            public MethodVisitor visitMethod(
-                int access, String name, String descriptor, String signature, String[] exceptions) {
-              MethodVisitor method = super.visitMethod(access, name, descriptor, signature, exceptions);
-              if (!name.equals(METHOD) || !descriptor.equals(DESCRIPTOR)) return method;
-              replaced[0] = true;
-              delegate(method);
-              return null; // the jar's body is not copied
-            }
-          },
-          0);
-      if (!replaced[0]) throw new IllegalStateException(JOB + "." + METHOD + DESCRIPTOR + " is not there");
-      // Defined in its own package through a class of that package that names it nowhere, so
-      // that this is its first load; a second definition would throw (LinkageError).
-      MethodHandles.privateLookupIn(RecordInfo.class, MethodHandles.lookup())
-          .defineClass(writer.toByteArray());
+  /**
+   * DynamoDB Local's expression parser (DynamoDbExpressionParser, whose static
+   * methods every request's condition, update, projection and key condition
+   * expressions and each of its `#name` and `:value` placeholders go through)
+   * answers from ParsedExpressions.
+   *
+   * Why: it runs ANTLR's lexer and parser on each of them at every request,
+   * placeholders included (a request with four placeholders parses five
+   * times). A JFR profile of a 25/s level of the load mix (session 26) put
+   * 4.6% of DynamoDB Local's samples in those parses, for the few dozen
+   * expressions the platform sends. -Dlauncher.expressions=dynamodb-local
+   * keeps them as they are.
+   */
+  private static void rewireExpressionParser() throws Exception {
+    if ("dynamodb-local".equals(System.getProperty("launcher.expressions"))) return;
+    String tree = "(Ljava/lang/String;Lorg/antlr/v4/runtime/ANTLRErrorListener;)Lorg/antlr/v4/runtime/tree/ParseTree;";
+    String check = "(Ljava/lang/String;Lorg/antlr/v4/runtime/ANTLRErrorListener;)V";
+    rewire(
+        AbstractTwoStageExpressionParser.class,
+        "com/amazon/dynamodb/grammar/DynamoDbExpressionParser",
+        Type.getInternalName(ParsedExpressions.class),
+        Set.of(
+            "parseCondition" + tree,
+            "parseUpdate" + tree,
+            "parseProjection" + tree,
+            "parseAttributeNamesMapKeys" + check,
+            "parseAttributeValuesMapKeys" + check));
+  }
+
+  /**
+   * What DynamoDB Local's expression parser answered, kept by the expression:
+   * the parse tree of each condition, update and projection expression, and
+   * each placeholder found well formed. A parse is a function of the
+   * expression's text alone (names and values are bound after it, on the
+   * tree's translation, which is not kept), and nothing writes to a parse
+   * tree after it is built, so requests share it. Only parses that reported
+   * nothing to their error listener are kept: a malformed one is parsed again
+   * each time and fails as before. At most MOST of each kind are kept (the
+   * platform sends a few dozen); past that, the kind's cache starts again.
+   */
+  public static final class ParsedExpressions {
+    private static final int MOST = 10_000;
+    private static final Map<String, ParseTree> CONDITIONS = new ConcurrentHashMap<>();
+    private static final Map<String, ParseTree> UPDATES = new ConcurrentHashMap<>();
+    private static final Map<String, ParseTree> PROJECTIONS = new ConcurrentHashMap<>();
+    private static final Map<String, ParseTree> NAME_KEYS = new ConcurrentHashMap<>();
+    private static final Map<String, ParseTree> VALUE_KEYS = new ConcurrentHashMap<>();
+
+    private ParsedExpressions() {}
+
+    public static ParseTree parseCondition(String expression, ANTLRErrorListener listener) {
+      return parsed(CONDITIONS, ConditionExpressionParser::new, expression, listener);
     }
 
-    /** `StreamRecordWrites.insert(this, ...the method's arguments); return;` */
-    private static void delegate(MethodVisitor method) {
-      method.visitCode();
-      method.visitVarInsn(Opcodes.ALOAD, 0);
-      Type[] arguments = Type.getArgumentTypes(DESCRIPTOR);
-      for (int i = 0; i < arguments.length; i++) method.visitVarInsn(Opcodes.ALOAD, i + 1);
-      method.visitMethodInsn(
-          Opcodes.INVOKESTATIC, WRITES, "insert", "(L" + JOB + ";" + DESCRIPTOR.substring(1), false);
-      method.visitInsn(Opcodes.RETURN);
-      method.visitMaxs(0, 0);
-      method.visitEnd();
+    public static ParseTree parseUpdate(String expression, ANTLRErrorListener listener) {
+      return parsed(UPDATES, UpdateExpressionParser::new, expression, listener);
+    }
+
+    public static ParseTree parseProjection(String expression, ANTLRErrorListener listener) {
+      return parsed(PROJECTIONS, ProjectionExpressionParser::new, expression, listener);
+    }
+
+    public static void parseAttributeNamesMapKeys(String key, ANTLRErrorListener listener) {
+      parsed(NAME_KEYS, AttributeNamesMapKeysParser::new, key, listener);
+    }
+
+    public static void parseAttributeValuesMapKeys(String key, ANTLRErrorListener listener) {
+      parsed(VALUE_KEYS, AttributeValuesMapKeysParser::new, key, listener);
+    }
+
+    private static ParseTree parsed(
+        Map<String, ParseTree> known,
+        java.util.function.Supplier<AbstractTwoStageExpressionParser> parser,
+        String expression,
+        ANTLRErrorListener listener) {
+      ParseTree tree = expression == null ? null : known.get(expression);
+      if (tree != null) return tree;
+      boolean[] reported = {false};
+      tree = parser.get().parse(expression, heard(listener, reported));
+      if (expression != null && tree != null && !reported[0]) {
+        if (known.size() >= MOST) known.clear();
+        known.put(expression, tree);
+      }
+      return tree;
+    }
+
+    /** `listener`, noting in `reported` that it was told anything. */
+    private static ANTLRErrorListener heard(ANTLRErrorListener listener, boolean[] reported) {
+      return (ANTLRErrorListener)
+          Proxy.newProxyInstance(
+              Launcher.class.getClassLoader(),
+              new Class<?>[] {ANTLRErrorListener.class},
+              (proxy, method, args) -> {
+                if (method.getDeclaringClass() == Object.class) return forward(listener, method, args);
+                reported[0] = true;
+                return forward(listener, method, args);
+              });
     }
   }
 

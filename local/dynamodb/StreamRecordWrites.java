@@ -1,8 +1,8 @@
 // What DynamoDB Local 3.3.1 does to append an item's stream record, without
-// the work whose result it throws away. Launcher.java (StreamRecordsRewired)
+// the work whose result it throws away. Launcher.java (rewireStreamRecords)
 // makes SQLiteDBAccessJob.insertUpdateStreamRecordIfActiveShardPresent call
-// insert() below instead of its own body; everything it writes is what that
-// body writes.
+// the method of that name below instead of its own body; everything it
+// writes is what that body writes.
 //
 // In the package of DynamoDB Local's SQLite access, because the job's methods
 // it calls are package-private there. Compiled with the launcher.
@@ -49,8 +49,8 @@ public final class StreamRecordWrites {
 
   private StreamRecordWrites() {}
 
-  /** SQLiteDBAccessJob.insertUpdateStreamRecordIfActiveShardPresent, with its arguments. */
-  public static void insert(
+  /** SQLiteDBAccessJob.insertUpdateStreamRecordIfActiveShardPresent, the job first. */
+  public static void insertUpdateStreamRecordIfActiveShardPresent(
       SQLiteDBAccessJob<?> job,
       String tableName,
       Map<String, AttributeValue> primaryKey,

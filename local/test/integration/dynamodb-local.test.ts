@@ -13,7 +13,9 @@ import {
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
+  GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
   UpdateTableCommand,
@@ -248,6 +250,36 @@ describe('DynamoDB Local', () => {
     START_TIMEOUT_MS,
   );
 
+  it(
+    "answers every expression as DynamoDB Local's own parser does, each sent twice",
+    async () => {
+      // The launcher keeps what DynamoDB Local's expression parser parsed (ParsedExpressions in
+      // Launcher.java); -Dlauncher.expressions=dynamodb-local parses every time, as DynamoDB Local does.
+      const own = await startDynamoDbLocal({
+        jvmFlags: [...defaultJvmFlags(256), '-Dlauncher.expressions=dynamodb-local'],
+      });
+      try {
+        const [cached, original] = await Promise.all([expressionOutcomesOf(ddb), expressionOutcomesOf(own)]);
+        expect(cached).toEqual(original);
+        // Each call went twice; the second of a malformed one is refused like the first.
+        const outcome = (label: string) => cached.filter((o) => o.label === label).map((o) => o.outcome);
+        expect(outcome('put if absent')).toEqual(['ok', 'ConditionalCheckFailedException']);
+        expect(outcome('condition unclosed')).toEqual(['ValidationException', 'ValidationException']);
+        expect(outcome('name key malformed')).toEqual(['ValidationException', 'ValidationException']);
+        expect(outcome('value key malformed')).toEqual(['ValidationException', 'ValidationException']);
+        expect(outcome('redundant parentheses')).toEqual(['ValidationException', 'ValidationException']);
+        expect(outcome('update under the limit')).toEqual(['ok', 'ok']);
+        expect(outcome('update over the limit')).toEqual([
+          'ConditionalCheckFailedException',
+          'ConditionalCheckFailedException',
+        ]);
+      } finally {
+        await own.stop();
+      }
+    },
+    START_TIMEOUT_MS,
+  );
+
   it('stop() ends the JVM and frees the port', async () => {
     if (!ddb) throw new Error('DynamoDB Local did not start');
     const { pid, port } = ddb;
@@ -387,5 +419,164 @@ async function streamRecordsOf(ddb: DynamoDbLocal | undefined) {
   } finally {
     client.destroy();
     streams.destroy();
+  }
+}
+
+/**
+ * Sends each of a list of calls with expressions twice to `ddb` (well formed
+ * and not, placeholders well formed and not) and returns, for each, what came
+ * back: the items or attributes answered, or the error's name and message.
+ */
+async function expressionOutcomesOf(ddb: DynamoDbLocal | undefined) {
+  const { client, streams } = clientsOf(ddb);
+  streams.destroy();
+  const TableName = 'expressions';
+  const names = { '#pk': 'pk', '#sk': 'sk', '#n': 'n' };
+  const key = (sk: number) => ({ pk: { S: 'p' }, sk: { N: String(sk) } });
+  const update = (max: number) =>
+    new UpdateItemCommand({
+      TableName,
+      Key: key(1),
+      UpdateExpression: 'SET #note = :note ADD #n :one REMOVE #gone',
+      ConditionExpression: 'attribute_exists(#pk) AND #n < :max',
+      ExpressionAttributeNames: { '#pk': 'pk', '#n': 'n', '#note': 'note', '#gone': 'gone' },
+      ExpressionAttributeValues: {
+        ':note': { S: `under ${max}` },
+        ':one': { N: '1' },
+        ':max': { N: String(max) },
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+  const calls: [string, () => Promise<unknown>][] = [
+    [
+      'put if absent',
+      () =>
+        client.send(
+          new PutItemCommand({
+            TableName,
+            Item: { ...key(1), n: { N: '0' }, gone: { S: 'x' } },
+            ConditionExpression: 'attribute_not_exists(#pk)',
+            ExpressionAttributeNames: { '#pk': 'pk' },
+          }),
+        ),
+    ],
+    ['update under the limit', () => client.send(update(10))],
+    ['update over the limit', () => client.send(update(1))],
+    [
+      'query',
+      () =>
+        client.send(
+          new QueryCommand({
+            TableName,
+            KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+            FilterExpression: 'size(#note) > :zero OR attribute_type(#n, :type)',
+            ProjectionExpression: '#sk, #n, #note',
+            ExpressionAttributeNames: { ...names, '#note': 'note' },
+            ExpressionAttributeValues: {
+              ':pk': { S: 'p' },
+              ':lo': { N: '0' },
+              ':hi': { N: '5' },
+              ':zero': { N: '0' },
+              ':type': { S: 'N' },
+            },
+            ConsistentRead: true,
+          }),
+        ),
+    ],
+    [
+      'condition unclosed',
+      () =>
+        client.send(
+          new PutItemCommand({
+            TableName,
+            Item: key(2),
+            ConditionExpression: 'attribute_not_exists(#pk',
+            ExpressionAttributeNames: { '#pk': 'pk' },
+          }),
+        ),
+    ],
+    [
+      'name key malformed',
+      () =>
+        client.send(
+          new PutItemCommand({
+            TableName,
+            Item: key(2),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ExpressionAttributeNames: { '#bad key': 'pk' },
+          }),
+        ),
+    ],
+    [
+      'value key malformed',
+      () =>
+        client.send(
+          new PutItemCommand({
+            TableName,
+            Item: key(2),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ExpressionAttributeValues: { ':bad-key': { S: 'x' } },
+          }),
+        ),
+    ],
+    [
+      'redundant parentheses',
+      () =>
+        client.send(
+          new PutItemCommand({
+            TableName,
+            Item: key(3),
+            ConditionExpression: '((attribute_not_exists(#pk)))',
+            ExpressionAttributeNames: { '#pk': 'pk' },
+          }),
+        ),
+    ],
+    [
+      'update malformed',
+      () =>
+        client.send(
+          new UpdateItemCommand({
+            TableName,
+            Key: key(1),
+            UpdateExpression: 'SET #n = ',
+            ExpressionAttributeNames: { '#n': 'n' },
+          }),
+        ),
+    ],
+    [
+      'projection malformed',
+      () => client.send(new GetItemCommand({ TableName, Key: key(1), ProjectionExpression: 'n,, sk' })),
+    ],
+  ];
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'N' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    const outcomes: { label: string; outcome: string; answer?: unknown }[] = [];
+    for (const [label, call] of calls) {
+      for (let time = 0; time < 2; time++) {
+        try {
+          const { $metadata, ...answer } = (await call()) as { $metadata: unknown };
+          outcomes.push({ label, outcome: 'ok', answer });
+        } catch (error) {
+          const { name, message } = error as Error;
+          outcomes.push({ label, outcome: name, answer: message });
+        }
+      }
+    }
+    return outcomes;
+  } finally {
+    client.destroy();
   }
 }
