@@ -66,11 +66,14 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.antlr.v4.runtime.ANTLRErrorListener;
 import org.antlr.v4.runtime.tree.ParseTree;
 import org.eclipse.jetty.server.Connector;
@@ -378,7 +381,7 @@ public class Launcher {
       if (in == null) throw new IllegalStateException(owner + " is not on the class path");
       original = in.readAllBytes();
     }
-    Set<String> replaced = new java.util.HashSet<>();
+    Set<String> replaced = new HashSet<>();
     ClassReader reader = new ClassReader(original);
     // COMPUTE_MAXS only: the new bodies have no branch, so they need no stack map frames.
     ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
@@ -408,7 +411,7 @@ public class Launcher {
         },
         0);
     if (!replaced.equals(methods)) {
-      Set<String> missing = new java.util.TreeSet<>(methods);
+      Set<String> missing = new TreeSet<>(methods);
       missing.removeAll(replaced);
       throw new IllegalStateException(owner + " has no " + missing);
     }
@@ -515,7 +518,7 @@ public class Launcher {
 
     private static ParseTree parsed(
         Map<String, ParseTree> known,
-        java.util.function.Supplier<AbstractTwoStageExpressionParser> parser,
+        Supplier<AbstractTwoStageExpressionParser> parser,
         String expression,
         ANTLRErrorListener listener) {
       ParseTree tree = expression == null ? null : known.get(expression);
