@@ -34,8 +34,6 @@ export interface StartDynamoDbLocalOptions {
 const HOST = '127.0.0.1';
 const POM_DIR = join(__dirname, 'dynamodb');
 const LAUNCHER = join(POM_DIR, 'Launcher.java');
-/** The launcher's sources: Launcher.java, and the class it puts in DynamoDB Local's SQLite package. */
-const LAUNCHER_SOURCES = [LAUNCHER, join(POM_DIR, 'StreamRecordWrites.java')];
 const LIB_DIR = join(CACHE_DIR, 'dynamodb');
 const CLASS_DIR = join(CACHE_DIR, 'dynamodb-launcher');
 // DynamoDB Local is up in about 1.5 s on a quiet machine; on a 2-core machine busy with a synth it
@@ -51,16 +49,18 @@ export function installDynamoDbLocal(): string {
 
 /**
  * Fetches DynamoDB Local's jars (once) and compiles the launcher (once per
- * version of its sources and of the jars) into local/.cache, without
+ * version of Launcher.java and of the jars) into local/.cache, without
  * blocking this process. `npm ci` runs it (local/prepare.ts); a start finds
- * both ready (compiling at every start, as a source program would, cost
- * about 1.8 s of CPU more per start here: 4.0 s against 2.2 s to READY).
+ * both ready. Running Launcher.java as a source program instead compiles it
+ * in the JVM at every start: about 1.8 s of CPU more per start here (4.0 s
+ * against 2.2 s to READY).
  */
 export async function prepareDynamoDbLocal(): Promise<{ libDir: string; classDir: string }> {
   const libDir = await fetchMavenDependenciesAsync(POM_DIR, LIB_DIR);
-  const sources = createHash('sha256');
-  for (const source of LAUNCHER_SOURCES) sources.update(readFileSync(source));
-  const hash = sources.update(readFileSync(fetchedMarker(libDir), 'utf8').split('\n')[1] ?? '').digest('hex');
+  const hash = createHash('sha256')
+    .update(readFileSync(LAUNCHER))
+    .update(readFileSync(fetchedMarker(libDir), 'utf8').split('\n')[1] ?? '')
+    .digest('hex');
   const marker = join(CLASS_DIR, '.complete');
   if (existsSync(marker) && readFileSync(marker, 'utf8') === hash) return { libDir, classDir: CLASS_DIR };
   // javac through the java launcher (the jdk.compiler module is in the JRE images that run the
@@ -79,10 +79,9 @@ export async function prepareDynamoDbLocal(): Promise<{ libDir: string; classDir
     jars.join(':'),
     '-d',
     building,
-    ...LAUNCHER_SOURCES,
+    LAUNCHER,
   ]);
-  if (status !== 0)
-    throw new Error(`compiling ${LAUNCHER_SOURCES.join(' and ')} failed (exit ${status}):\n${output}`);
+  if (status !== 0) throw new Error(`compiling ${LAUNCHER} failed (exit ${status}):\n${output}`);
   writeFileSync(join(building, '.complete'), hash);
   rmSync(CLASS_DIR, { recursive: true, force: true });
   renameSync(building, CLASS_DIR);

@@ -11,9 +11,8 @@
 // included, and a later start on the same DB_DIR finds every table, item and
 // stream record as they were (see persistDurably for what a crash keeps).
 //
-// Its second source, StreamRecordWrites.java, is compiled with it (it belongs
-// to one of DynamoDB Local's packages), so it no longer runs as a single-file
-// source program.
+// It also runs as a single-file source program (JEP 330), `... -cp 'LIB/*'
+// Launcher.java PORT [HOST]`, at the cost of compiling it at every start.
 //
 // PORT 0 picks a free port. When the server listens, one line "READY <port>"
 // is printed on stdout; everything DynamoDB Local itself prints goes to
@@ -40,52 +39,29 @@
 // so that two things DynamoDB Local redoes at every call are done once: its
 // tables' metadata, read again from SQLite for every request
 // (TableMetadataCache), and the TransactWriteItems machinery, with its own
-// Jackson mapper, built for every transaction (TransactionsBuiltOnce). And it
-// loads two of DynamoDB Local's classes with a method or two rewired (rewire)
-// to do less for the same answer: the one that appends an item's stream
-// record calls StreamRecordWrites.java, which leaves out work whose result is
-// thrown away (rewireStreamRecords), and the expression parser keeps what it
-// parsed (rewireExpressionParser, ParsedExpressions).
+// Jackson mapper, built for every transaction (TransactionsBuiltOnce).
 
 import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteJob;
 import com.almworks.sqlite4java.SQLiteQueue;
-import com.amazon.dynamodb.grammar.AbstractTwoStageExpressionParser;
-import com.amazon.dynamodb.grammar.AttributeNamesMapKeysParser;
-import com.amazon.dynamodb.grammar.AttributeValuesMapKeysParser;
-import com.amazon.dynamodb.grammar.ConditionExpressionParser;
-import com.amazon.dynamodb.grammar.ProjectionExpressionParser;
-import com.amazon.dynamodb.grammar.UpdateExpressionParser;
 import com.amazonaws.services.dynamodbv2.datamodel.DocumentFactory;
 import com.amazonaws.services.dynamodbv2.dbenv.DbEnv;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
-import org.antlr.v4.runtime.ANTLRErrorListener;
-import org.antlr.v4.runtime.tree.ParseTree;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.objectweb.asm.ClassReader;
-import org.objectweb.asm.ClassVisitor;
-import org.objectweb.asm.ClassWriter;
-import org.objectweb.asm.MethodVisitor;
-import org.objectweb.asm.Opcodes;
-import org.objectweb.asm.Type;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
 import software.amazon.dynamodb.services.exceptions.AWSExceptionFactory;
@@ -100,7 +76,6 @@ import software.amazon.dynamodb.services.local.shared.access.LocalDBOutputConver
 import software.amazon.dynamodb.services.local.shared.access.TableInfo;
 import software.amazon.dynamodb.services.local.shared.access.api.dp.TransactWriteItemsFunction;
 import software.amazon.dynamodb.services.local.shared.access.client.LocalDynamoDbClient;
-import software.amazon.dynamodb.services.local.shared.access.sqlite.RecordInfo;
 import software.amazon.dynamodb.services.local.shared.access.sqlite.SQLiteDBAccess;
 import software.amazon.dynamodb.services.local.shared.jobs.JobsRegister;
 
@@ -120,8 +95,6 @@ public class Launcher {
     String dbDir = args.length > 2 ? args[2] : null;
     if (port < 0 || port > 65535) fail("invalid port " + port);
     checkDynamoDbLocalVersion();
-    rewireStreamRecords();
-    rewireExpressionParser();
 
     // Keep stdout for the READY line only.
     PrintStream out = System.out;
@@ -362,187 +335,6 @@ public class Launcher {
     @Override
     public DynamoDbClient dynamoDbClient() {
       return client;
-    }
-  }
-
-  /**
-   * Defines one of DynamoDB Local's classes before anything loads it, from
-   * the jar's own bytes with some methods' bodies replaced by a call to the
-   * static method of the same name on `target` (an instance method passes
-   * `this` first, then its arguments). Every other byte of the class is the
-   * jar's. `anchor` is a class of the same package that names `owner`
-   * nowhere, so that this is `owner`'s first load (a second definition
-   * throws LinkageError); a method not found fails the launcher.
-   */
-  static void rewire(Class<?> anchor, String owner, String target, Set<String> methods)
-      throws Exception {
-    byte[] original;
-    try (InputStream in = ClassLoader.getSystemResourceAsStream(owner + ".class")) {
-      if (in == null) throw new IllegalStateException(owner + " is not on the class path");
-      original = in.readAllBytes();
-    }
-    Set<String> replaced = new HashSet<>();
-    ClassReader reader = new ClassReader(original);
-    // COMPUTE_MAXS only: the new bodies have no branch, so they need no stack map frames.
-    ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
-    reader.accept(
-        new ClassVisitor(Opcodes.ASM9, writer) {
-          @Override
-          public MethodVisitor visitMethod(
-              int access, String name, String descriptor, String signature, String[] exceptions) {
-            MethodVisitor method = super.visitMethod(access, name, descriptor, signature, exceptions);
-            if (!methods.contains(name + descriptor)) return method;
-            replaced.add(name + descriptor);
-            boolean isStatic = (access & Opcodes.ACC_STATIC) != 0;
-            String targetDescriptor = isStatic ? descriptor : "(L" + owner + ";" + descriptor.substring(1);
-            method.visitCode();
-            int slot = 0;
-            if (!isStatic) method.visitVarInsn(Opcodes.ALOAD, slot++);
-            for (Type argument : Type.getArgumentTypes(descriptor)) {
-              method.visitVarInsn(argument.getOpcode(Opcodes.ILOAD), slot);
-              slot += argument.getSize();
-            }
-            method.visitMethodInsn(Opcodes.INVOKESTATIC, target, name, targetDescriptor, false);
-            method.visitInsn(Type.getReturnType(descriptor).getOpcode(Opcodes.IRETURN));
-            method.visitMaxs(0, 0);
-            method.visitEnd();
-            return null; // the jar's body is not copied
-          }
-        },
-        0);
-    if (!replaced.equals(methods)) {
-      Set<String> missing = new TreeSet<>(methods);
-      missing.removeAll(replaced);
-      throw new IllegalStateException(owner + " has no " + missing);
-    }
-    MethodHandles.privateLookupIn(anchor, MethodHandles.lookup()).defineClass(writer.toByteArray());
-  }
-
-  /**
-   * SQLiteDBAccessJob.insertUpdateStreamRecordIfActiveShardPresent, which
-   * appends an item's stream record, calls StreamRecordWrites' method of that
-   * name instead of its own body (see there for what that leaves out).
-   *
-   * Why: DynamoDB Local appends a stream record for every item written to a
-   * table with a stream, on its one SQLite thread, and inside a
-   * TransactWriteItems while that holds the whole database (docs/benchmarks.md,
-   * session 17). A JFR profile of a 25/s level of the load mix (session 23)
-   * put over half of that thread's work on writes into this method.
-   *
-   * -Dlauncher.streamRecords=dynamodb-local keeps DynamoDB Local's own body
-   * (to compare the two: local/bench/dynamodb-local.ts, and the test that
-   * checks both write the same records).
-   */
-  private static void rewireStreamRecords() throws Exception {
-    if ("dynamodb-local".equals(System.getProperty("launcher.streamRecords"))) return;
-    String sqlite = "software/amazon/dynamodb/services/local/shared/access/sqlite/";
-    rewire(
-        RecordInfo.class,
-        sqlite + "SQLiteDBAccessJob",
-        sqlite + "StreamRecordWrites",
-        Set.of(
-            "insertUpdateStreamRecordIfActiveShardPresent(Ljava/lang/String;Ljava/util/Map;Ljava/util/Map;"
-                + "Ljava/util/Map;Ljava/lang/Long;Ljava/lang/Long;"
-                + "Lsoftware/amazon/dynamodb/services/local/shared/dataaccess/OperationType;)V"));
-  }
-
-  /**
-   * DynamoDB Local's expression parser (DynamoDbExpressionParser, whose static
-   * methods every request's condition, update, projection and key condition
-   * expressions and each of its `#name` and `:value` placeholders go through)
-   * answers from ParsedExpressions.
-   *
-   * Why: it runs ANTLR's lexer and parser on each of them at every request,
-   * placeholders included (a request with four placeholders parses five
-   * times). A JFR profile of a 25/s level of the load mix (session 26) put
-   * 4.6% of DynamoDB Local's samples in those parses, for the few dozen
-   * expressions the platform sends. -Dlauncher.expressions=dynamodb-local
-   * keeps them as they are.
-   */
-  private static void rewireExpressionParser() throws Exception {
-    if ("dynamodb-local".equals(System.getProperty("launcher.expressions"))) return;
-    String tree = "(Ljava/lang/String;Lorg/antlr/v4/runtime/ANTLRErrorListener;)Lorg/antlr/v4/runtime/tree/ParseTree;";
-    String check = "(Ljava/lang/String;Lorg/antlr/v4/runtime/ANTLRErrorListener;)V";
-    rewire(
-        AbstractTwoStageExpressionParser.class,
-        "com/amazon/dynamodb/grammar/DynamoDbExpressionParser",
-        Type.getInternalName(ParsedExpressions.class),
-        Set.of(
-            "parseCondition" + tree,
-            "parseUpdate" + tree,
-            "parseProjection" + tree,
-            "parseAttributeNamesMapKeys" + check,
-            "parseAttributeValuesMapKeys" + check));
-  }
-
-  /**
-   * What DynamoDB Local's expression parser answered, kept by the expression:
-   * the parse tree of each condition, update and projection expression, and
-   * each placeholder found well formed. A parse is a function of the
-   * expression's text alone (names and values are bound after it, on the
-   * tree's translation, which is not kept), and nothing writes to a parse
-   * tree after it is built, so requests share it. Only parses that reported
-   * nothing to their error listener are kept: a malformed one is parsed again
-   * each time and fails as before. At most MOST of each kind are kept (the
-   * platform sends a few dozen); past that, the kind's cache starts again.
-   */
-  public static final class ParsedExpressions {
-    private static final int MOST = 10_000;
-    private static final Map<String, ParseTree> CONDITIONS = new ConcurrentHashMap<>();
-    private static final Map<String, ParseTree> UPDATES = new ConcurrentHashMap<>();
-    private static final Map<String, ParseTree> PROJECTIONS = new ConcurrentHashMap<>();
-    private static final Map<String, ParseTree> NAME_KEYS = new ConcurrentHashMap<>();
-    private static final Map<String, ParseTree> VALUE_KEYS = new ConcurrentHashMap<>();
-
-    private ParsedExpressions() {}
-
-    public static ParseTree parseCondition(String expression, ANTLRErrorListener listener) {
-      return parsed(CONDITIONS, ConditionExpressionParser::new, expression, listener);
-    }
-
-    public static ParseTree parseUpdate(String expression, ANTLRErrorListener listener) {
-      return parsed(UPDATES, UpdateExpressionParser::new, expression, listener);
-    }
-
-    public static ParseTree parseProjection(String expression, ANTLRErrorListener listener) {
-      return parsed(PROJECTIONS, ProjectionExpressionParser::new, expression, listener);
-    }
-
-    public static void parseAttributeNamesMapKeys(String key, ANTLRErrorListener listener) {
-      parsed(NAME_KEYS, AttributeNamesMapKeysParser::new, key, listener);
-    }
-
-    public static void parseAttributeValuesMapKeys(String key, ANTLRErrorListener listener) {
-      parsed(VALUE_KEYS, AttributeValuesMapKeysParser::new, key, listener);
-    }
-
-    private static ParseTree parsed(
-        Map<String, ParseTree> known,
-        Supplier<AbstractTwoStageExpressionParser> parser,
-        String expression,
-        ANTLRErrorListener listener) {
-      ParseTree tree = expression == null ? null : known.get(expression);
-      if (tree != null) return tree;
-      boolean[] reported = {false};
-      tree = parser.get().parse(expression, heard(listener, reported));
-      if (expression != null && tree != null && !reported[0]) {
-        if (known.size() >= MOST) known.clear();
-        known.put(expression, tree);
-      }
-      return tree;
-    }
-
-    /** `listener`, noting in `reported` that it was told anything. */
-    private static ANTLRErrorListener heard(ANTLRErrorListener listener, boolean[] reported) {
-      return (ANTLRErrorListener)
-          Proxy.newProxyInstance(
-              Launcher.class.getClassLoader(),
-              new Class<?>[] {ANTLRErrorListener.class},
-              (proxy, method, args) -> {
-                if (method.getDeclaringClass() == Object.class) return forward(listener, method, args);
-                reported[0] = true;
-                return forward(listener, method, args);
-              });
     }
   }
 

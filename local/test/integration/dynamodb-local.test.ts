@@ -1,23 +1,16 @@
 // Starts its own DynamoDB Local (independent of the integration globalSetup)
 // and checks that it listens on 127.0.0.1 only, serves tables with streams,
-// answers from a table's metadata as it is now (the launcher caches it),
-// writes the stream records DynamoDB Local's own code writes (the launcher
-// replaces that code), and is gone after stop().
+// answers from a table's metadata as it is now (the launcher caches it), and
+// is gone after stop().
 import { readFileSync } from 'node:fs';
 import {
-  type AttributeValue,
-  BatchWriteItemCommand,
   CreateTableCommand,
-  DeleteItemCommand,
   DeleteTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
-  GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   TransactWriteItemsCommand,
-  UpdateItemCommand,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -26,9 +19,8 @@ import {
   DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
-  ListStreamsCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import { type DynamoDbLocal, defaultJvmFlags, startDynamoDbLocal } from '../../dynamodb';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../dynamodb';
 
 const LISTEN = '0A';
 // The first run fetches the jars with Maven; a cold JVM start takes a few seconds.
@@ -65,7 +57,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** A DynamoDB and a DynamoDB Streams client of a DynamoDB Local (the first test starts the suite's). */
+/** A DynamoDB and a DynamoDB Streams client of the DynamoDB Local that the first test started. */
 function clientsOf(ddb: DynamoDbLocal | undefined) {
   if (!ddb) throw new Error('DynamoDB Local did not start');
   const config = {
@@ -230,56 +222,6 @@ describe('DynamoDB Local', () => {
     }
   });
 
-  it(
-    "writes the same stream records as DynamoDB Local's own code, for every write and view type",
-    async () => {
-      // The launcher replaces the body that appends a stream record (StreamRecordWrites.java); with
-      // -Dlauncher.streamRecords=dynamodb-local it keeps DynamoDB Local's. The suite's instance could
-      // not have started had the replacement failed (the launcher exits), so it is the replaced one.
-      const own = await startDynamoDbLocal({
-        jvmFlags: [...defaultJvmFlags(256), '-Dlauncher.streamRecords=dynamodb-local'],
-      });
-      try {
-        const [replaced, original] = await Promise.all([streamRecordsOf(ddb), streamRecordsOf(own)]);
-        expect(replaced.length).toBeGreaterThan(30);
-        expect(replaced).toEqual(original);
-      } finally {
-        await own.stop();
-      }
-    },
-    START_TIMEOUT_MS,
-  );
-
-  it(
-    "answers every expression as DynamoDB Local's own parser does, each sent twice",
-    async () => {
-      // The launcher keeps what DynamoDB Local's expression parser parsed (ParsedExpressions in
-      // Launcher.java); -Dlauncher.expressions=dynamodb-local parses every time, as DynamoDB Local does.
-      const own = await startDynamoDbLocal({
-        jvmFlags: [...defaultJvmFlags(256), '-Dlauncher.expressions=dynamodb-local'],
-      });
-      try {
-        const [cached, original] = await Promise.all([expressionOutcomesOf(ddb), expressionOutcomesOf(own)]);
-        expect(cached).toEqual(original);
-        // Each call went twice; the second of a malformed one is refused like the first.
-        const outcome = (label: string) => cached.filter((o) => o.label === label).map((o) => o.outcome);
-        expect(outcome('put if absent')).toEqual(['ok', 'ConditionalCheckFailedException']);
-        expect(outcome('condition unclosed')).toEqual(['ValidationException', 'ValidationException']);
-        expect(outcome('name key malformed')).toEqual(['ValidationException', 'ValidationException']);
-        expect(outcome('value key malformed')).toEqual(['ValidationException', 'ValidationException']);
-        expect(outcome('redundant parentheses')).toEqual(['ValidationException', 'ValidationException']);
-        expect(outcome('update under the limit')).toEqual(['ok', 'ok']);
-        expect(outcome('update over the limit')).toEqual([
-          'ConditionalCheckFailedException',
-          'ConditionalCheckFailedException',
-        ]);
-      } finally {
-        await own.stop();
-      }
-    },
-    START_TIMEOUT_MS,
-  );
-
   it('stop() ends the JVM and frees the port', async () => {
     if (!ddb) throw new Error('DynamoDB Local did not start');
     const { pid, port } = ddb;
@@ -289,294 +231,3 @@ describe('DynamoDB Local', () => {
     expect(listeners(port)).toEqual([]);
   });
 });
-
-/** Every kind of attribute, changed a little by `n`. */
-const itemOf = (pk: string, n: number): Record<string, AttributeValue> => ({
-  pk: { S: pk },
-  n: { N: String(n) },
-  state: {
-    M: {
-      status: { S: n % 2 === 0 ? 'PENDING' : 'CONFIRMED' },
-      items: { L: [{ M: { sku: { S: `sku-${n}` }, qty: { N: '2' } } }, { NULL: true }] },
-      tags: { SS: ['a', `t${n}`] },
-      sizes: { NS: ['1', String(n + 2)] },
-      blob: { B: Buffer.from(`bytes ${n}`) },
-      flag: { BOOL: n % 3 === 0 },
-    },
-  },
-});
-
-/**
- * Runs one sequence of writes on `ddb` (every write that appends a stream
- * record, on tables of each view type, and a stream turned off and on again
- * with another view type), then returns every record of every stream, in
- * order, without what differs between two servers (ids, sequence numbers,
- * times).
- */
-async function streamRecordsOf(ddb: DynamoDbLocal | undefined) {
-  const { client, streams } = clientsOf(ddb);
-  const viewTypes = ['NEW_AND_OLD_IMAGES', 'NEW_IMAGE', 'OLD_IMAGE', 'KEYS_ONLY'] as const;
-  try {
-    for (const viewType of viewTypes) {
-      const TableName = `stream-records-${viewType}`;
-      await client.send(
-        new CreateTableCommand({
-          TableName,
-          BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-          StreamSpecification: { StreamEnabled: true, StreamViewType: viewType },
-        }),
-      );
-      await client.send(new PutItemCommand({ TableName, Item: itemOf('a', 1) }));
-      await client.send(new PutItemCommand({ TableName, Item: itemOf('a', 2) }));
-      await client.send(
-        new UpdateItemCommand({
-          TableName,
-          Key: { pk: { S: 'a' } },
-          UpdateExpression: 'SET #n = #n + :one, #extra = :extra REMOVE #state.#flag',
-          ExpressionAttributeNames: { '#n': 'n', '#extra': 'extra', '#state': 'state', '#flag': 'flag' },
-          ExpressionAttributeValues: { ':one': { N: '1' }, ':extra': { S: 'x' } },
-        }),
-      );
-      await client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: [
-            { Put: { TableName, Item: itemOf('b', 3) } },
-            {
-              Update: {
-                TableName,
-                Key: { pk: { S: 'a' } },
-                UpdateExpression: 'SET #n = :n',
-                ExpressionAttributeNames: { '#n': 'n' },
-                ExpressionAttributeValues: { ':n': { N: '10' } },
-              },
-            },
-            { Put: { TableName, Item: itemOf('c', 4) } },
-          ],
-        }),
-      );
-      await client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: [{ Delete: { TableName, Key: { pk: { S: 'c' } } } }],
-        }),
-      );
-      await client.send(
-        new BatchWriteItemCommand({
-          RequestItems: {
-            [TableName]: [
-              { PutRequest: { Item: itemOf('d', 5) } },
-              { DeleteRequest: { Key: { pk: { S: 'b' } } } },
-            ],
-          },
-        }),
-      );
-      await client.send(new DeleteItemCommand({ TableName, Key: { pk: { S: 'a' } } }));
-    }
-    // A stream turned off, then on with another view type: a new stream, whose records have its type.
-    const TableName = 'stream-records-NEW_IMAGE';
-    await client.send(new UpdateTableCommand({ TableName, StreamSpecification: { StreamEnabled: false } }));
-    await client.send(new PutItemCommand({ TableName, Item: itemOf('unstreamed', 6) }));
-    await client.send(
-      new UpdateTableCommand({
-        TableName,
-        StreamSpecification: { StreamEnabled: true, StreamViewType: 'OLD_IMAGE' },
-      }),
-    );
-    await client.send(new PutItemCommand({ TableName, Item: itemOf('unstreamed', 7) }));
-    await client.send(new DeleteItemCommand({ TableName, Key: { pk: { S: 'd' } } }));
-
-    const { Streams = [] } = await streams.send(new ListStreamsCommand({}));
-    // By table, then by label (the stream's creation time), the same order on both servers.
-    const ours = Streams.filter((stream) => stream.TableName?.startsWith('stream-records-')).sort(
-      (a, b) =>
-        (a.TableName ?? '').localeCompare(b.TableName ?? '') ||
-        (a.StreamLabel ?? '').localeCompare(b.StreamLabel ?? ''),
-    );
-    expect(ours).toHaveLength(viewTypes.length + 1);
-    const records: unknown[] = [];
-    for (const { StreamArn, TableName: table } of ours) {
-      const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn }));
-      for (const shard of StreamDescription?.Shards ?? []) {
-        const { ShardIterator } = await streams.send(
-          new GetShardIteratorCommand({
-            StreamArn,
-            ShardId: shard.ShardId,
-            ShardIteratorType: 'TRIM_HORIZON',
-          }),
-        );
-        const { Records = [] } = await streams.send(new GetRecordsCommand({ ShardIterator }));
-        for (const { eventID, dynamodb, ...record } of Records) {
-          expect(eventID).toEqual(expect.any(String));
-          const { SequenceNumber, ApproximateCreationDateTime, ...change } = dynamodb ?? {};
-          expect(SequenceNumber).toEqual(expect.any(String));
-          expect(ApproximateCreationDateTime).toBeInstanceOf(Date);
-          records.push({ table, viewType: StreamDescription?.StreamViewType, ...record, ...change });
-        }
-      }
-    }
-    return records;
-  } finally {
-    client.destroy();
-    streams.destroy();
-  }
-}
-
-/**
- * Sends each of a list of calls with expressions twice to `ddb` (well formed
- * and not, placeholders well formed and not) and returns, for each, what came
- * back: the items or attributes answered, or the error's name and message.
- */
-async function expressionOutcomesOf(ddb: DynamoDbLocal | undefined) {
-  const { client, streams } = clientsOf(ddb);
-  streams.destroy();
-  const TableName = 'expressions';
-  const names = { '#pk': 'pk', '#sk': 'sk', '#n': 'n' };
-  const key = (sk: number) => ({ pk: { S: 'p' }, sk: { N: String(sk) } });
-  const update = (max: number) =>
-    new UpdateItemCommand({
-      TableName,
-      Key: key(1),
-      UpdateExpression: 'SET #note = :note ADD #n :one REMOVE #gone',
-      ConditionExpression: 'attribute_exists(#pk) AND #n < :max',
-      ExpressionAttributeNames: { '#pk': 'pk', '#n': 'n', '#note': 'note', '#gone': 'gone' },
-      ExpressionAttributeValues: {
-        ':note': { S: `under ${max}` },
-        ':one': { N: '1' },
-        ':max': { N: String(max) },
-      },
-      ReturnValues: 'ALL_NEW',
-    });
-  const calls: [string, () => Promise<unknown>][] = [
-    [
-      'put if absent',
-      () =>
-        client.send(
-          new PutItemCommand({
-            TableName,
-            Item: { ...key(1), n: { N: '0' }, gone: { S: 'x' } },
-            ConditionExpression: 'attribute_not_exists(#pk)',
-            ExpressionAttributeNames: { '#pk': 'pk' },
-          }),
-        ),
-    ],
-    ['update under the limit', () => client.send(update(10))],
-    ['update over the limit', () => client.send(update(1))],
-    [
-      'query',
-      () =>
-        client.send(
-          new QueryCommand({
-            TableName,
-            KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-            FilterExpression: 'size(#note) > :zero OR attribute_type(#n, :type)',
-            ProjectionExpression: '#sk, #n, #note',
-            ExpressionAttributeNames: { ...names, '#note': 'note' },
-            ExpressionAttributeValues: {
-              ':pk': { S: 'p' },
-              ':lo': { N: '0' },
-              ':hi': { N: '5' },
-              ':zero': { N: '0' },
-              ':type': { S: 'N' },
-            },
-            ConsistentRead: true,
-          }),
-        ),
-    ],
-    [
-      'condition unclosed',
-      () =>
-        client.send(
-          new PutItemCommand({
-            TableName,
-            Item: key(2),
-            ConditionExpression: 'attribute_not_exists(#pk',
-            ExpressionAttributeNames: { '#pk': 'pk' },
-          }),
-        ),
-    ],
-    [
-      'name key malformed',
-      () =>
-        client.send(
-          new PutItemCommand({
-            TableName,
-            Item: key(2),
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ExpressionAttributeNames: { '#bad key': 'pk' },
-          }),
-        ),
-    ],
-    [
-      'value key malformed',
-      () =>
-        client.send(
-          new PutItemCommand({
-            TableName,
-            Item: key(2),
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ExpressionAttributeValues: { ':bad-key': { S: 'x' } },
-          }),
-        ),
-    ],
-    [
-      'redundant parentheses',
-      () =>
-        client.send(
-          new PutItemCommand({
-            TableName,
-            Item: key(3),
-            ConditionExpression: '((attribute_not_exists(#pk)))',
-            ExpressionAttributeNames: { '#pk': 'pk' },
-          }),
-        ),
-    ],
-    [
-      'update malformed',
-      () =>
-        client.send(
-          new UpdateItemCommand({
-            TableName,
-            Key: key(1),
-            UpdateExpression: 'SET #n = ',
-            ExpressionAttributeNames: { '#n': 'n' },
-          }),
-        ),
-    ],
-    [
-      'projection malformed',
-      () => client.send(new GetItemCommand({ TableName, Key: key(1), ProjectionExpression: 'n,, sk' })),
-    ],
-  ];
-  try {
-    await client.send(
-      new CreateTableCommand({
-        TableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'N' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-      }),
-    );
-    const outcomes: { label: string; outcome: string; answer?: unknown }[] = [];
-    for (const [label, call] of calls) {
-      for (let time = 0; time < 2; time++) {
-        try {
-          const { $metadata, ...answer } = (await call()) as { $metadata: unknown };
-          outcomes.push({ label, outcome: 'ok', answer });
-        } catch (error) {
-          const { name, message } = error as Error;
-          outcomes.push({ label, outcome: name, answer: message });
-        }
-      }
-    }
-    return outcomes;
-  } finally {
-    client.destroy();
-  }
-}
