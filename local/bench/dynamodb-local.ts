@@ -29,6 +29,11 @@ import { defaultJvmFlags, startDynamoDbLocal } from '../dynamodb';
  *
  * A variant is a space-separated list of JVM flags, or "default". Variants are
  * interleaved across repeats, so that a neighbour's load spreads over all.
+ * `--client sdk` sends the calls through the AWS SDK, as the platform's
+ * functions do: DynamoDB Local then parses the SDK's headers, with a new
+ * signature at every call (0.79–0.85 ms of CPU a transact call against
+ * 0.67–0.73 through the local cloud's own client, docs/benchmarks.md,
+ * session 26).
  */
 const { values } = parseArgs({
   options: {
@@ -143,6 +148,8 @@ async function calls(client: Caller, n: number, concurrency: number, offset: num
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
+
+if (values.client !== 'json' && values.client !== 'sdk') throw new Error('--client is json or sdk');
 
 async function measure(flags: readonly string[] | undefined) {
   const ddb = await startDynamoDbLocal(flags ? { jvmFlags: flags } : {});
