@@ -1,18 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import {
-  CreateTableCommand,
-  type CreateTableCommandInput,
-  DynamoDBClient,
-  GetItemCommand,
-  type GetItemCommandInput,
-  PutItemCommand,
-  type PutItemCommandInput,
-  QueryCommand,
-  type QueryCommandInput,
-  TransactWriteItemsCommand,
-  type TransactWriteItemsCommandInput,
-} from '@aws-sdk/client-dynamodb';
 import { processCpuMs } from '../cpu';
 import { DynamoJsonClient } from '../dynamo-client';
 import { defaultJvmFlags, startDynamoDbLocal } from '../dynamodb';
@@ -29,11 +16,6 @@ import { defaultJvmFlags, startDynamoDbLocal } from '../dynamodb';
  *
  * A variant is a space-separated list of JVM flags, or "default". Variants are
  * interleaved across repeats, so that a neighbour's load spreads over all.
- * `--client sdk` sends the calls through the AWS SDK, as the platform's
- * functions do: DynamoDB Local then parses the SDK's headers, with a new
- * signature at every call (0.79–0.85 ms of CPU a transact call against
- * 0.67–0.73 through the local cloud's own client, docs/benchmarks.md,
- * session 26).
  */
 const { values } = parseArgs({
   options: {
@@ -47,52 +29,15 @@ const { values } = parseArgs({
     workload: { type: 'string', default: 'put-get' },
     // The table with a stream (NEW_AND_OLD_IMAGES), as the platform's event tables have.
     streams: { type: 'boolean', default: false },
-    // json: the local cloud's own minimal client (one Authorization for every call); sdk: the AWS SDK, as
-    // the platform's functions call DynamoDB (its headers, a new SigV4 signature at every call).
-    client: { type: 'string', default: 'json' },
   },
 });
-
-/** What `calls` needs of a client: one call by its JSON target, its input in the wire shape. */
-interface Caller {
-  call(target: string, input: unknown): Promise<unknown>;
-  close(): void;
-}
-
-/** The AWS SDK's client (its low-level input shapes are the wire's). */
-function sdkCaller(endpoint: string): Caller {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  return {
-    call: (target, input) => {
-      switch (target) {
-        case 'DynamoDB_20120810.CreateTable':
-          return client.send(new CreateTableCommand(input as CreateTableCommandInput));
-        case 'DynamoDB_20120810.TransactWriteItems':
-          return client.send(new TransactWriteItemsCommand(input as TransactWriteItemsCommandInput));
-        case 'DynamoDB_20120810.Query':
-          return client.send(new QueryCommand(input as QueryCommandInput));
-        case 'DynamoDB_20120810.PutItem':
-          return client.send(new PutItemCommand(input as PutItemCommandInput));
-        case 'DynamoDB_20120810.GetItem':
-          return client.send(new GetItemCommand(input as GetItemCommandInput));
-        default:
-          throw new Error(`no SDK command for ${target}`);
-      }
-    },
-    close: () => client.destroy(),
-  };
-}
 
 /** The JVM's CPU time, ms (NaN where /proc cannot be read). */
 const jvmCpuMs = (pid: number) => processCpuMs(pid) ?? Number.NaN;
 const rssMb = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-async function calls(client: Caller, n: number, concurrency: number, offset: number) {
+async function calls(client: DynamoJsonClient, n: number, concurrency: number, offset: number) {
   let next = 0;
   const worker = async () => {
     while (next < n) {
@@ -149,11 +94,9 @@ async function calls(client: Caller, n: number, concurrency: number, offset: num
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-if (values.client !== 'json' && values.client !== 'sdk') throw new Error('--client is json or sdk');
-
 async function measure(flags: readonly string[] | undefined) {
   const ddb = await startDynamoDbLocal(flags ? { jvmFlags: flags } : {});
-  const client = values.client === 'sdk' ? sdkCaller(ddb.endpoint) : new DynamoJsonClient(ddb.port);
+  const client = new DynamoJsonClient(ddb.port);
   try {
     await client.call('DynamoDB_20120810.CreateTable', {
       TableName: 'bench',
@@ -192,7 +135,7 @@ async function main() {
     }
   }
   console.log(
-    `\nsummary (${values.workload}${values.streams ? ', with a stream' : ''}, ${values.client} client, ${values.calls} calls, concurrency ${values.concurrency}; min / median / max):`,
+    `\nsummary (${values.workload}${values.streams ? ', with a stream' : ''}, ${values.calls} calls, concurrency ${values.concurrency}; min / median / max):`,
   );
   for (const [i, rs] of results) {
     const stats = (xs: number[]) => {
