@@ -27,6 +27,7 @@ interface State {
   Default?: string;
   Choices?: { Variable: string; Next: string; IsPresent?: boolean; StringEqualsPath?: string }[];
   Next?: string;
+  Seconds?: number;
   Parameters?: {
     FunctionName?: string;
     Payload?: Record<string, unknown>;
@@ -142,7 +143,7 @@ describe('an execution not started by the request reads the claim before invokin
     expect(start.Default).toBe('ClaimedAlready');
   });
 
-  test.each(['ClaimedAlready', 'ClaimedSince'])(
+  test.each(['ClaimedAlready', 'ClaimedSince', 'ClaimedLater'])(
     '%s reads the order’s second event item, where a claim (or a cancellation) lands, consistently',
     (name) => {
       const read = asl.States[name]!;
@@ -160,7 +161,7 @@ describe('an execution not started by the request reads the claim before invokin
     },
   );
 
-  test('a claim found ends the execution; none, after a pause and a second read, leaves it to ReserveStock', () => {
+  test('a claim found ends the execution; none, after a short pause and a second read, then a longer pause and a third, leaves it to ReserveStock', () => {
     const choiceAfter = (read: string) => asl.States[asl.States[read]!.Next!]!;
     const found = (read: string) => ({
       Variable: `$.${asl.States[read]!.ResultPath!.slice(2)}.Item`,
@@ -171,7 +172,14 @@ describe('an execution not started by the request reads the claim before invokin
     expect(choiceAfter('ClaimedAlready').Default).toBe('GiveTheRequestItsTurn');
     expect(asl.States.GiveTheRequestItsTurn).toMatchObject({ Type: 'Wait', Next: 'ClaimedSince' });
     expect(choiceAfter('ClaimedSince').Choices).toEqual([found('ClaimedSince')]);
-    expect(choiceAfter('ClaimedSince').Default).toBe('ReserveStock');
+    expect(choiceAfter('ClaimedSince').Default).toBe('GiveTheRequestMoreTime');
+    expect(asl.States.GiveTheRequestMoreTime).toMatchObject({ Type: 'Wait', Next: 'ClaimedLater' });
+    // The last read comes well after the first: a request's execution queued on a busy machine claims meanwhile.
+    expect(asl.States.GiveTheRequestMoreTime!.Seconds).toBeGreaterThan(
+      asl.States.GiveTheRequestItsTurn!.Seconds!,
+    );
+    expect(choiceAfter('ClaimedLater').Choices).toEqual([found('ClaimedLater')]);
+    expect(choiceAfter('ClaimedLater').Default).toBe('ReserveStock');
     expect(asl.States.AlreadyRunningElsewhere!.Type).toBe('Succeed');
   });
 });

@@ -198,6 +198,7 @@ describe('the order saga', () => {
     sfn: SFNClient,
     orderId: string,
     done: (all: { status?: string }[]) => boolean,
+    timeoutMs?: number,
   ) {
     const [machine] = (await sfn.send(new ListStateMachinesCommand({}))).stateMachines ?? [];
     const executionsOfOrder = async () => {
@@ -209,7 +210,7 @@ describe('the order saga', () => {
       );
       return described.filter((d) => JSON.parse(d.input ?? '{}').detail?.data?.orderId === orderId);
     };
-    return eventually(executionsOfOrder, done);
+    return eventually(executionsOfOrder, done, timeoutMs);
   }
 
   async function statesEntered(sfn: SFNClient, executionArn: string) {
@@ -244,15 +245,18 @@ describe('the order saga', () => {
       ]);
     } else {
       // The usual case: it found the claim with one read and invoked nothing; or with a second read, a
-      // pause after the first; or it read twice before the claim landed and lost at ReserveStock.
-      const [first, second] = [
+      // short pause after the first, or a third, a longer pause after that; or it read three times before
+      // the claim landed and lost at ReserveStock.
+      const [first, second, third] = [
         ['StartedByTheRequest', 'ClaimedAlready', 'IsClaimed'],
         ['GiveTheRequestItsTurn', 'ClaimedSince', 'IsClaimedSince'],
+        ['GiveTheRequestMoreTime', 'ClaimedLater', 'IsClaimedLater'],
       ];
       expect([
         [...first, 'AlreadyRunningElsewhere'],
         [...first, ...second, 'AlreadyRunningElsewhere'],
-        [...first, ...second, 'ReserveStock', 'IsFirstExecution', 'AlreadyRunningElsewhere'],
+        [...first, ...second, ...third, 'AlreadyRunningElsewhere'],
+        [...first, ...second, ...third, 'ReserveStock', 'IsFirstExecution', 'AlreadyRunningElsewhere'],
       ]).toContainEqual(entered);
     }
     // One effect: 3 units sold, 3,000 cents captured, once. Both executions have ended, so every write is
@@ -266,11 +270,12 @@ describe('the order saga', () => {
     sfn.destroy();
   });
 
-  test('the request’s execution held up before its claim: the bus’s reads no claim twice, runs the saga, and the request’s stops', async () => {
-    // The first ReserveStock to run (the request's, started at once) waits 8 s before it claims: the bus's
-    // execution arrives meanwhile (the relay's window is 1 s), finds no claim twice (2 s apart), and
-    // claims the order itself.
-    await setFaults([{ state: 'ReserveStock', rate: 1, delayMs: 8000, times: 1 }]);
+  test('the request’s execution held up before its claim: the bus’s reads no claim three times, runs the saga, and the request’s stops', async () => {
+    // The first two ReserveStock attempts (the request's, started at once, and its retry) each wait 7 s
+    // and fail as transient, so the request's claim could come no sooner than 14 s after the order: the
+    // bus's execution arrives meanwhile (the relay's window is 1 s), finds no claim three times (2 s,
+    // then 8 s apart), and claims the order itself, at about 12 s.
+    await setFaults([{ state: 'ReserveStock', rate: 1, delayMs: 7000, error: 'TransientError', times: 2 }]);
     const customer = await createCustomer({ creditLimitCents: 10_000 });
     const product = await createProduct({ stock: 10, priceCents: 1000 });
     const placed = await post('/orders', {
@@ -285,6 +290,7 @@ describe('the order saga', () => {
       sfn,
       orderId,
       (all) => all.length === 2 && all.every((e) => e.status === 'SUCCEEDED'),
+      30_000,
     );
     const owner = (await get<{ executionArn: string }>(`/orders/${orderId}/saga`)).body.executionArn;
     const bus = executions.find((e) => e.name !== orderId)!;
@@ -297,6 +303,9 @@ describe('the order saga', () => {
       'GiveTheRequestItsTurn',
       'ClaimedSince',
       'IsClaimedSince',
+      'GiveTheRequestMoreTime',
+      'ClaimedLater',
+      'IsClaimedLater',
       'ReserveStock',
       'IsFirstExecution',
       'CapturePayment',
