@@ -45,7 +45,13 @@ export interface StageConfig {
   readonly stage: StageName;
   /** STANDARD: exactly-once steps and full console history; EXPRESS: cheaper, at-least-once. */
   readonly workflowType: 'STANDARD' | 'EXPRESS';
-  /** After this long a saga is undone and its order cancelled with TIMEOUT. */
+  /**
+   * After this long a saga is undone and its order cancelled with TIMEOUT.
+   * An order whose request started no execution begins its saga from the bus
+   * about 12 s after it was placed (the state machine's three claim reads,
+   * README "Follow a saga"), so a deadline much under 20 s leaves such a saga
+   * little time; the tests that shorten it do so to see the sweeper at work.
+   */
   readonly sagaDeadline: Duration;
   /** How long past its deadline an order may stay PENDING before the sweeper cancels and undoes it. */
   readonly sweeperGrace: Duration;
