@@ -695,10 +695,23 @@ export class LambdaRuntime {
       sandbox.pool.stats.reclaimed++;
       return this.stopSandbox(sandbox);
     }
-    const next = sandbox.pool.queue.shift();
+    const { pool } = sandbox;
+    // At the total cap, a function left with no sandbox at all (its last given up for another's room) waits
+    // only for the next sandbox to free beyond its function's first, not for that function's queue to drain.
+    // Seen in CI: throttled DynamoDB calls held the sweepers' runs for seconds, their scheduled runs queued
+    // and took eight sandboxes, and a `POST /orders` waited its 10 s bound behind their queue.
+    const starved =
+      pool.sandboxes.size > 1 && this.workingCount >= this.maxSandboxes && this.starvedPool(pool);
+    if (starved) {
+      pool.stats.reclaimed++;
+      this.remove(sandbox, false);
+      void sandbox.worker.terminate();
+      this.fill(starved);
+      return this.fillAll();
+    }
+    const next = pool.queue.shift();
     if (next) return next.grant(sandbox);
     // Room lent while others were paused is given back as soon as it is free.
-    const { pool } = sandbox;
     if (
       pool.sandboxes.size > 1 &&
       (pool.sandboxes.size > pool.cap || this.sandboxCount > this.maxSandboxes)
@@ -711,6 +724,14 @@ export class LambdaRuntime {
     sandbox.pool.idle.push(sandbox);
     // At the total cap, another function's waiting invocations may need this sandbox's room.
     if (this.sandboxCount >= this.maxSandboxes) this.fillAll();
+  }
+
+  /** The function, other than `pool`'s, that has invocations waiting and no sandbox, started or starting. */
+  private starvedPool(pool: Pool): Pool | undefined {
+    for (const other of this.pools.values()) {
+      if (other !== pool && other.queue.length > 0 && other.sandboxes.size === 0) return other;
+    }
+    return undefined;
   }
 
   /** Starts sandboxes for the invocations waiting in every function's queue, within the caps. */

@@ -135,3 +135,27 @@ test('a function with no sandbox starts one for a burst, not one per invocation'
   await Promise.all(Array.from({ length: 8 }, () => runtime.invoke('Api', { delayMs: 10 })));
   expect(sandboxes('Api')).toMatchObject({ sandboxes: 1, started: 1 });
 });
+
+test('at the total cap, a function with no sandbox takes the next one freed, not the end of another queue', async () => {
+  runtime = new LambdaRuntime([spec('Sweeper'), spec('Api')], join(work, 'logs'), {
+    maxSandboxes: 2,
+    lastSandboxIdleMs: 100,
+    evictableAfterMs: 0,
+    startAfterWaitMs: 50,
+  });
+  await runtime.warmAll();
+  // Slow scheduled runs queue up and take the API's last sandbox once it has been idle 100 ms.
+  const sweeps = Promise.all(Array.from({ length: 20 }, () => runtime.invoke('Sweeper', { delayMs: 200 })));
+  const deadline = Date.now() + 5_000;
+  while (sandboxes('Sweeper').sandboxes < 2 || sandboxes('Api').sandboxes > 0) {
+    if (Date.now() > deadline)
+      throw new Error(`the sweeper never took the API's room: ${JSON.stringify(runtime.sandboxes())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  // The API's request runs once one of the sweeper's two sandboxes frees, while the sweeper's queue still waits.
+  await runtime.invoke('Api', { delayMs: 0 });
+  const stillQueued = (runtime.sandboxes() as Record<string, { queued: number }>).Sweeper!.queued;
+  expect(stillQueued).toBeGreaterThan(0);
+  await sweeps;
+  expect(sandboxes('Sweeper').reclaimed).toBeGreaterThan(0);
+});
