@@ -6,7 +6,8 @@ import { type FunctionSpec, LambdaRuntime } from '../../lambda/runtime';
 /**
  * How the local Lambda runtime sizes its pools: a function starts another
  * sandbox only when an invocation has waited long, and at the total cap a
- * function nobody calls gives up its last sandbox after a while.
+ * function nobody calls gives up its last sandbox after a while, and a
+ * function left with none takes the next sandbox that frees.
  */
 const SLOW = join(__dirname, '..', 'fixtures', 'stepfunctions', 'functions', 'slow');
 const spec = (logicalId: string): FunctionSpec => ({
