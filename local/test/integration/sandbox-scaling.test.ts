@@ -146,7 +146,7 @@ test('at the total cap, a function with no sandbox takes the next one freed, not
   });
   await runtime.warmAll();
   // Slow scheduled runs queue up and take the API's last sandbox once it has been idle 100 ms.
-  const sweeps = Promise.all(Array.from({ length: 20 }, () => runtime.invoke('Sweeper', { delayMs: 200 })));
+  const sweeps = Promise.all(Array.from({ length: 30 }, () => runtime.invoke('Sweeper', { delayMs: 200 })));
   const deadline = Date.now() + 5_000;
   while (sandboxes('Sweeper').sandboxes < 2 || sandboxes('Api').sandboxes > 0) {
     if (Date.now() > deadline)
