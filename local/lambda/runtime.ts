@@ -704,8 +704,7 @@ export class LambdaRuntime {
       pool.sandboxes.size > 1 && this.workingCount >= this.maxSandboxes && this.starvedPool(pool);
     if (starved) {
       pool.stats.reclaimed++;
-      this.remove(sandbox, false);
-      void sandbox.worker.terminate();
+      this.stopSandbox(sandbox, false);
       this.fill(starved);
       return this.fillAll();
     }
