@@ -1,8 +1,11 @@
 // One function's sandbox: a worker thread whose process.env is the function's
 // environment, which loads the bundled handler once and runs the invocations
-// the parent sends it, one at a time (the parent never sends a second before
-// the first has answered; `overlapped` reports it if it ever did). Plain
-// CommonJS so that it starts without a TypeScript loader.
+// the parent sends it, one at a time. The parent sends a second while one runs
+// only as a hand-over (see handOver in runtime.ts): the sandbox holds it and
+// starts it as soon as the one running has answered, as Lambda's runtime asks
+// for the next event right after posting a response; `overlapped` reports an
+// invocation that ever started while another ran. Plain CommonJS so that it
+// starts without a TypeScript loader.
 const { parentPort, workerData } = require('node:worker_threads');
 const { join } = require('node:path');
 
@@ -54,8 +57,24 @@ const meter = meterSettings
 // The hook of functions/shared/pause.ts: an invocation that only waits (a timer, no work) says so, and the
 // parent does not count this sandbox as work meanwhile (Lambda has no such hook: there it is absent).
 globalThis[Symbol.for('local-cloud.lambda.pausing')] = (pausing) => {
-  if (active > 0) parentPort.postMessage({ pausing: Boolean(pausing) });
+  if (active === 0) return;
+  paused = Boolean(pausing);
+  parentPort.postMessage({ pausing: paused });
+  // A paused invocation may wait for seconds: what was handed over waits for another sandbox instead
+  // (given back after the pause is told, so that the parent does not hand it over here again).
+  if (paused) giveBack();
 };
+
+/** The invocation handed over while another ran (its message), started when that one answers. */
+let nextUp;
+/** The running invocation is paused (see the hook above): nothing is handed over to it. */
+let paused = false;
+
+function giveBack() {
+  if (!nextUp) return;
+  parentPort.postMessage({ returned: nextUp.id });
+  nextUp = undefined;
+}
 
 const dot = handlerSetting.lastIndexOf('.');
 const handlerModule = require(join(codeDir, handlerSetting.slice(0, dot)));
@@ -75,7 +94,12 @@ function errorPayload(error) {
   return { errorType: 'Error', errorMessage: String(error), trace: [] };
 }
 
-parentPort.on('message', async ({ id, event, context, memory, flush, dynamoFaults }) => {
+parentPort.on('message', (message) => {
+  const { id, memory, flush, dynamoFaults, takeBack } = message;
+  if (takeBack !== undefined) {
+    if (nextUp?.id === takeBack) giveBack();
+    return;
+  }
   if (dynamoFaults) {
     meter?.setDynamoFaults(dynamoFaults);
     return;
@@ -90,12 +114,23 @@ parentPort.on('message', async ({ id, event, context, memory, flush, dynamoFault
     parentPort.postMessage({ id, result: null, meter: meter?.take() });
     return;
   }
+  if (message.handOver && active > 0) {
+    if (paused || nextUp) parentPort.postMessage({ returned: id });
+    else nextUp = message;
+    return;
+  }
+  void run(message);
+});
+
+async function run({ id, event, context, handOver, timeoutMs }) {
   const overlapped = active > 0;
   active++;
-  const deadline = context.deadlineMs;
+  // A handed-over invocation's time counts from its start, not from when it was handed over.
+  const deadline = handOver ? Date.now() + timeoutMs : context.deadlineMs;
   const lambdaContext = {
     ...context,
     callbackWaitsForEmptyEventLoop: true,
+    deadlineMs: deadline,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     done() {},
     fail() {},
@@ -109,8 +144,22 @@ parentPort.on('message', async ({ id, event, context, memory, flush, dynamoFault
     answer = { id, error: errorPayload(error) };
   }
   active--;
-  parentPort.postMessage({ ...answer, overlapped, meter: meter?.take(), cpuMs: threadCpuMs() });
-});
+  paused = false;
+  // The next one starts at once, unless this one overran its deadline: the parent then stops this
+  // sandbox, and what was handed over is given back to run elsewhere.
+  const next = nextUp;
+  nextUp = undefined;
+  const startsNext = next !== undefined && Date.now() <= deadline;
+  parentPort.postMessage({
+    ...answer,
+    overlapped,
+    meter: meter?.take(),
+    cpuMs: threadCpuMs(),
+    ...(startsNext ? { startedNext: next.id } : {}),
+  });
+  if (startsNext) void run(next);
+  else if (next) parentPort.postMessage({ returned: next.id });
+}
 
 /** This thread's CPU time so far, ms (the parent tells a sandbox's start from its invocations with it). */
 function threadCpuMs() {
