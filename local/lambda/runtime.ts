@@ -374,8 +374,8 @@ function meterBundle(dir: string): string {
  * invocation at a time. An invocation takes an idle sandbox, else starts a
  * new one while the function is below its cap, else waits in the function's
  * queue (first come, first served), or, with no bound on its wait, is handed
- * over to a busy sandbox that starts it next (see `handOver`). The timeout from the template counts
- * from an invocation's turn; a sandbox whose invocation timed out is stopped
+ * over to a busy sandbox that starts it next (see `handOver`). The timeout
+ * from the template counts from an invocation's turn; a sandbox whose invocation timed out is stopped
  * and replaced (Lambda resets such an environment), so that it never runs two
  * at once. Idle sandboxes beyond a function's first are stopped after a while.
  */
@@ -794,11 +794,11 @@ export class LambdaRuntime {
    * the next event as soon as it has posted a response. Without it, a queued
    * invocation waited for the answer to reach this (main) thread and for its
    * event to go back, each behind whatever this thread was doing: measured at
-   * 50 iterations/s, the saga's busy sandbox sat idle 0.8–2 ms at the median
-   * (3–6 ms at p90) between steps that were waiting for it. Only invocations
-   * without a bound on their wait (saga steps, stream batches, scheduled and
-   * asynchronous runs) are handed over: an HTTP API request keeps its place
-   * in the queue, where its bound is kept.
+   * 50 iterations/s, the saga's busy sandbox sat idle 0.8–2.6 ms at the
+   * median (2.8–9 ms at p90) between steps that were waiting for it. Only
+   * invocations without a bound on their wait (saga steps, stream batches,
+   * scheduled and asynchronous runs) are handed over: an HTTP API request
+   * keeps its place in the queue, where its bound is kept.
    */
   private handOver(sandbox: Sandbox) {
     const { pool } = sandbox;
@@ -868,8 +868,8 @@ export class LambdaRuntime {
 
   /**
    * `pool` has a free sandbox: an invocation handed over to another of its
-   * sandboxes, busy longer than expected, is asked back to run here (the
-   * worker gives it back if it has not started it).
+   * sandboxes, still busy, is asked back to run here (that sandbox's worker
+   * gives it back if it has not started it yet).
    */
   private takeBackFor(pool: Pool) {
     for (const s of pool.sandboxes) {
@@ -1089,8 +1089,8 @@ export class LambdaRuntime {
   private retire(sandbox: Sandbox) {
     sandbox.pool.stats.replacedAfterTimeout++;
     this.remove(sandbox);
-    // Asked back first: the worker gives it back unless its overdue invocation has just answered and it
-    // started the next (that one then runs until the sandbox stops, and fails as a crashed one does).
+    // Asked back first: the worker gives it back, unless the invocation ahead answered within its deadline
+    // just as it timed out here and the worker started the next (which then fails as in a crashed sandbox).
     if (sandbox.nextUp) sandbox.worker.postMessage({ takeBack: sandbox.nextUp.id });
     const id = randomUUID();
     const stop = () => {
