@@ -706,11 +706,7 @@ export class LambdaRuntime {
       } else pool.stats.crashed++;
       failStart(error);
       this.remove(sandbox);
-      this.giveBack(sandbox);
-      for (const call of sandbox.pending.values()) {
-        call.reject(new FunctionError(functionId, 'Runtime.ExitError', `sandbox stopped: ${error.message}`));
-      }
-      sandbox.pending.clear();
+      this.abandon(sandbox, `sandbox stopped: ${error.message}`);
     };
     worker.on('error', crash);
     worker.on('exit', (code) => crash(new Error(`worker exited with code ${code}`)));
@@ -745,9 +741,7 @@ export class LambdaRuntime {
     sandbox.current = undefined;
     // Handed over after its invocation had answered: the worker, idle, starts it as it arrives.
     if (sandbox.nextUp) return this.promote(sandbox, sandbox.nextUp.id);
-    this.setPaused(sandbox, false);
-    sandbox.onPause = undefined;
-    sandbox.waitingSince = 0;
+    this.endTurn(sandbox);
     // Started from a spec since replaced (replaceFunction): it runs old code, so it takes nothing more.
     if (sandbox.spec !== sandbox.pool.spec) {
       sandbox.pool.stats.reclaimed++;
@@ -803,19 +797,24 @@ export class LambdaRuntime {
   private handOver(sandbox: Sandbox) {
     const { pool } = sandbox;
     const head = pool.queue[0];
-    if (!head || head.bounded || !this.mayHoldNext(sandbox)) return;
+    if (!head || head.bounded || !this.mayHoldNext(sandbox) || !this.mayHandOver(pool)) return;
     pool.queue.shift();
     head.grant({ sandbox, handOver: this.holdNext(sandbox, head.since) });
   }
 
-  /** Whether `sandbox` may be handed an invocation to start after its current one. */
+  /** Whether `sandbox` may be handed an invocation to start after its current one (its pool permitting). */
   private mayHoldNext(sandbox: Sandbox): boolean {
-    const { pool } = sandbox;
     return (
       sandbox.state === 'busy' &&
       sandbox.nextUp === undefined &&
       !sandbox.paused &&
-      sandbox.spec === pool.spec &&
+      sandbox.spec === sandbox.pool.spec
+    );
+  }
+
+  /** Whether `pool`'s busy sandboxes may be handed invocations at all. */
+  private mayHandOver(pool: Pool): boolean {
+    return (
       // Room over the caps (lent while others paused) is given back as soon as it is free.
       pool.sandboxes.size <= pool.cap &&
       this.sandboxCount <= this.maxSandboxes &&
@@ -826,6 +825,7 @@ export class LambdaRuntime {
 
   /** The busy sandbox of `pool` an arriving invocation may be handed over to: the one busy the longest. */
   private handOverTarget(pool: Pool): Sandbox | undefined {
+    if (!this.mayHandOver(pool)) return undefined;
     let target: Sandbox | undefined;
     for (const s of pool.sandboxes) {
       if (this.mayHoldNext(s) && (!target || s.busySince < target.busySince)) target = s;
@@ -853,13 +853,18 @@ export class LambdaRuntime {
     return handOver;
   }
 
+  /** The invocation a sandbox ran has ended: whatever it paused or asked to be told is over. */
+  private endTurn(sandbox: Sandbox) {
+    this.setPaused(sandbox, false);
+    sandbox.onPause = undefined;
+    sandbox.waitingSince = 0;
+  }
+
   /** The sandbox started the invocation handed over to it: it is now its current one, and the next may be handed over. */
   private promote(sandbox: Sandbox, id: string) {
     const handOver = sandbox.nextUp;
     if (handOver?.id !== id) return;
-    this.setPaused(sandbox, false);
-    sandbox.onPause = undefined;
-    sandbox.waitingSince = 0;
+    this.endTurn(sandbox);
     sandbox.current = id;
     sandbox.busySince = performance.now();
     handOver.settle('started');
@@ -878,6 +883,18 @@ export class LambdaRuntime {
         return;
       }
     }
+  }
+
+  /**
+   * A sandbox that stops: what was handed over to it, unstarted, waits for a
+   * sandbox again; every answer it still owes fails with `why`.
+   */
+  private abandon(sandbox: Sandbox, why: string) {
+    this.giveBack(sandbox);
+    for (const call of sandbox.pending.values()) {
+      call.reject(new FunctionError(sandbox.spec.logicalId, 'Runtime.ExitError', why));
+    }
+    sandbox.pending.clear();
   }
 
   /** A sandbox that stops gives back the invocation handed over to it, unstarted: it waits for a sandbox again. */
@@ -1095,13 +1112,7 @@ export class LambdaRuntime {
     const id = randomUUID();
     const stop = () => {
       sandbox.pending.delete(id);
-      this.giveBack(sandbox);
-      for (const call of sandbox.pending.values()) {
-        call.reject(
-          new FunctionError(sandbox.spec.logicalId, 'Runtime.ExitError', 'sandbox stopped after a timeout'),
-        );
-      }
-      sandbox.pending.clear();
+      this.abandon(sandbox, 'sandbox stopped after a timeout');
       void sandbox.worker.terminate();
     };
     const timer = setTimeout(stop, 1_000);
