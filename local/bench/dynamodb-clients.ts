@@ -13,13 +13,15 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { processCpuMs } from '../cpu';
 import { DynamoJsonClient } from '../dynamo-client';
 import { startDynamoDbLocal } from '../dynamodb';
+import { dynamoTransport } from '../lambda/dynamo-transport';
 
 /**
  * What one DynamoDB call costs the caller's CPU and DynamoDB Local's, by
  * client: the functions' document client (as functions/shared/aws.ts makes
- * it), the SDK's low-level client, the functions' client with a fixed
- * `authorization` header instead of SigV4 signing, and plain JSON over
- * `node:http` (local/dynamo-client.ts). Each round makes `--calls` sequential
+ * it on Lambda), the SDK's low-level client, the functions' client with a
+ * fixed `authorization` header instead of SigV4 signing, the functions'
+ * client as the local cloud's sandboxes make it (local/lambda/dynamo-transport.ts),
+ * and plain JSON over `node:http` (local/dynamo-client.ts). Each round makes `--calls` sequential
  * calls per client, half a conditional `PutItem` of an order-sized event
  * item, half a consistent `Query … Limit 1`, after a warm-up; the caller's
  * CPU from `process.cpuUsage`, the JVM's from /proc.
@@ -123,6 +125,11 @@ async function main() {
         },
       }),
     );
+    // The sandbox's transport as functions/shared/aws.ts takes it, with a meter that passes every call.
+    const transport = dynamoTransport({ port: ddb.port, call: () => undefined });
+    const throughTransport = documentsOf(
+      new DynamoDBClient({ endpoint: ddb.endpoint, ...(transport as Partial<DynamoDBClientConfig>) }),
+    );
     let written = 0;
     const key = (i: number) => `ord_${i % 500}`;
     /** Half queries, half puts, through a document client (the functions' kind). */
@@ -137,6 +144,7 @@ async function main() {
           ? lowLevel.send(new QueryItemsCommand(newestQuery({ S: key(i) }) as never))
           : lowLevel.send(new PutItemCommand(firstPut(marshall(eventItem(++written))) as never)),
       'document client, no signing': throughDocuments(unsigned),
+      "document client, the sandbox's transport": throughDocuments(throughTransport),
       'plain JSON over node:http': (i) =>
         i % 2
           ? json.call('DynamoDB_20120810.Query', newestQuery({ S: key(i) }))

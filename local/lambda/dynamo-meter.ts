@@ -1,12 +1,13 @@
 // Loaded inside each sandbox (bundled to plain CommonJS by the runtime, see `meterBundle`): observes
 // the function's own DynamoDB calls, which go straight to DynamoDB Local (AWS_ENDPOINT_URL_DYNAMODB),
 // and turns them into what the local cloud counts, so that its main thread neither proxies nor
-// parses them. `import = require` keeps the real `node:http` module object, whose `request` the
-// AWS SDK's NodeHttpHandler reads at its first call.
+// parses them. The calls come two ways: through the functions' shared client, which takes the
+// sandbox's own transport (`clientConfig`, see dynamo-transport.ts), and through `node:http` from any other client.
+// `import = require` keeps the real `node:http` module object, whose `request` the AWS SDK's
+// NodeHttpHandler reads at its first call.
 import http = require('node:http');
 
 import { PassThrough } from 'node:stream';
-
 import {
   askForConsumedCapacity,
   consumedReadUnits,
@@ -15,9 +16,17 @@ import {
   tablesWritten,
   WRITE_OPERATIONS,
 } from '../capacity';
-import { AccessDeniedError, compilePolicies, type Principal, type PrincipalPolicies } from '../iam';
+import { AccessDeniedError, compilePolicies, type PrincipalPolicies } from '../iam';
 import { dynamoAuthorizations } from '../iam-actions';
 import { awsRefusal, type DynamoFaultRule, refusalFor } from './dynamo-faults';
+import {
+  type DynamoTransportConfig,
+  dynamoTransport,
+  header,
+  type LocalAnswer,
+  localAnswerHeaders,
+  type MeteredCall,
+} from './dynamo-transport';
 
 /** One item written: operation, second (epoch), table, partition key value (or null), units, transactional (1/0). */
 export type MeteredWrite = [string, number, string, string | null, number, 0 | 1];
@@ -54,6 +63,12 @@ export interface Meter {
   take(): MeterBatch | undefined;
   /** Replaces the DynamoDB refusal rules (none: every call goes through untouched). */
   setDynamoFaults(rules: readonly DynamoFaultRule[]): void;
+  /**
+   * What the functions' shared DynamoDB client takes in the sandbox (see
+   * functions/shared/aws.ts): the transport that carries its calls to
+   * DynamoDB Local through this meter.
+   */
+  readonly clientConfig: DynamoTransportConfig;
 }
 
 const DYNAMODB = 'DynamoDB_20120810.';
@@ -65,32 +80,20 @@ const toBuffer = (chunk: Chunk, encoding?: unknown) =>
     ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
     : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 
-function header(headers: unknown, name: string): string | undefined {
-  if (!headers || typeof headers !== 'object') return undefined;
-  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) {
-    if (k.toLowerCase() === name) return String(v);
-  }
-  return undefined;
-}
-
 /** DynamoDB's JSON protocol names an error by its shape's full name. */
 const errorType = (code: string) => `com.amazonaws.dynamodb.v20120810#${code}`;
 
 /**
  * Answers a request here, as DynamoDB would have answered it, without sending
- * it: the caller gets `status` and `body` (DynamoDB's JSON protocol), and the
- * connection the request had taken is dropped.
+ * it: the caller gets the answer's status and body, and the connection the
+ * request had taken is dropped.
  */
-function answerLocally(req: http.ClientRequest, status: number, body: unknown, requestIdPrefix: string) {
-  const payload = Buffer.from(JSON.stringify(body));
+function answerLocally(req: http.ClientRequest, answer: LocalAnswer) {
+  const payload = Buffer.from(JSON.stringify(answer.body));
   const response = Object.assign(new PassThrough(), {
-    statusCode: status,
-    statusMessage: status === 400 ? 'Bad Request' : 'Error',
-    headers: {
-      'content-type': 'application/x-amz-json-1.0',
-      'content-length': String(payload.length),
-      'x-amzn-requestid': `${requestIdPrefix}-${Date.now().toString(36)}`,
-    },
+    statusCode: answer.status,
+    statusMessage: answer.status === 400 ? 'Bad Request' : 'Error',
+    headers: localAnswerHeaders(answer, payload.length),
   });
   response.end(payload);
   // The request never goes out: its socket is dropped, and the error that makes comes after the answer.
@@ -100,76 +103,70 @@ function answerLocally(req: http.ClientRequest, status: number, body: unknown, r
 }
 
 /**
- * Refuses a share of the function's DynamoDB calls (the rules in force when
- * the body is sent) with AWS's own answer; a refused call never reaches
- * DynamoDB Local, as a throttled call never reaches a partition on AWS.
+ * Observes the DynamoDB calls made through `node:http` (a client other than
+ * the functions' shared one): the body is taken when the SDK sends it whole,
+ * with `end`; a call stopped here is answered locally and never sent; a read's
+ * answer is watched as the parser pushes it, without reading it, so the SDK
+ * still reads it as it came.
  */
-function refuseSome(req: http.ClientRequest, operation: string, rules: () => readonly DynamoFaultRule[]) {
+function observe(req: http.ClientRequest, call: (body: Buffer) => MeteredCall) {
+  const chunks: Buffer[] = [];
+  const write = req.write;
   const end = req.end;
+  let metered: MeteredCall | undefined;
+  req.write = function (this: http.ClientRequest, chunk: Chunk, ...rest: unknown[]) {
+    if (chunk) chunks.push(toBuffer(chunk, rest[0]));
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as typeof req.write;
   req.end = function (this: http.ClientRequest, ...args: unknown[]) {
-    const rule = refusalFor(rules(), operation);
-    if (!rule) return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
     const [chunk] = args;
-    let input: Record<string, unknown> = {};
-    try {
-      if (chunk && typeof chunk !== 'function')
-        input = JSON.parse(toBuffer(chunk as Chunk, args[1]).toString('utf8')) as Record<string, unknown>;
-    } catch {
-      // Not the JSON the SDK sends: refused all the same, as one item.
+    if (chunk && typeof chunk !== 'function') chunks.push(toBuffer(chunk as Chunk, args[1]));
+    metered = call(Buffer.concat(chunks));
+    const refusal = metered.refusal();
+    if (refusal) {
+      answerLocally(this, refusal);
+      return this;
     }
-    const refusal = awsRefusal(rule.error, operation, input);
-    answerLocally(this, refusal.status, refusal.body, 'local-fault');
-    return this;
+    // A body sent in one piece (as the SDK does) may change: a read asks for its consumed capacity.
+    if (chunk && typeof chunk !== 'function' && chunks.length === 1 && !this.headersSent) {
+      const outgoing = metered.outgoing();
+      this.setHeader('content-length', outgoing.length);
+      const callback = args.find((a) => typeof a === 'function');
+      return (end as (...a: unknown[]) => http.ClientRequest).call(this, outgoing, callback);
+    }
+    return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
   } as typeof req.end;
+  req.once('response', (res: http.IncomingMessage) => {
+    if (res.statusCode !== 200 || !metered) return;
+    const body: Buffer[] = [];
+    const push = res.push;
+    res.push = function (this: http.IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
+      if (chunk === null) metered!.succeeded(() => Buffer.concat(body).toString('utf8'));
+      else if (chunk) body.push(toBuffer(chunk as Chunk, encoding));
+      return push.call(this, chunk, encoding);
+    };
+  });
 }
 
 /**
- * Checks a DynamoDB request against the function's role when its body is
- * sent (the SDK sends it whole, with `end`). A denied request is not sent:
- * the caller gets DynamoDB's answer to it, `400 AccessDeniedException` with
- * IAM's message, and the connection it had taken is dropped. A request the
- * check cannot read is refused the same way with a message that says so
- * (never let through unchecked).
- */
-function enforce(req: http.ClientRequest, principal: Principal, operation: string) {
-  const end = req.end;
-  req.end = function (this: http.ClientRequest, ...args: unknown[]) {
-    const [chunk] = args;
-    let refusal: { code: string; message: string } | undefined;
-    try {
-      const body =
-        chunk && typeof chunk !== 'function' ? toBuffer(chunk as Chunk, args[1]).toString('utf8') : '{}';
-      for (const { action, resource } of dynamoAuthorizations(operation, JSON.parse(body || '{}'))) {
-        const decision = principal.decide(action, resource);
-        if (decision !== 'allowed') {
-          const denied = new AccessDeniedError(principal.arn, action, resource, decision);
-          refusal = { code: denied.code, message: denied.message };
-          break;
-        }
-      }
-    } catch (error) {
-      refusal = { code: 'AccessDeniedException', message: `local IAM check: ${(error as Error).message}` };
-    }
-    if (!refusal) return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
-    answerLocally(this, 400, { __type: errorType(refusal.code), message: refusal.message }, 'local-iam');
-    return this;
-  } as typeof req.end;
-}
-
-/**
- * Wraps `http.request` so that requests to DynamoDB Local's port are observed:
- * a successful write is recorded by item (the billing rules of `capacity.ts`,
- * transactions doubled) and reported at once to wake the table's stream
- * pollers; a read is sent with `ReturnConsumedCapacity: TOTAL` (unless the
- * caller asked already) and recorded with the units DynamoDB Local reports
- * — as the local AWS endpoint does for the calls it proxies, so both give
- * the same numbers. Nothing else about the request or response changes.
+ * Installs the meter in this sandbox: the functions' shared client carries
+ * its calls through `clientConfig`'s transport, and `http.request` is wrapped
+ * so that the calls of any other client to DynamoDB Local's port are metered
+ * as well. Either way a successful write is recorded by item (the billing
+ * rules of `capacity.ts`, transactions doubled) and reported at once to wake
+ * the table's stream pollers; a read is sent with `ReturnConsumedCapacity:
+ * TOTAL` (unless the caller asked already) and recorded with the units
+ * DynamoDB Local reports — as the local AWS endpoint does for the calls it
+ * proxies, so both give the same numbers; a call the role does not allow, or
+ * a fault rule refuses, is answered here. Nothing else about a call changes.
  */
 export function installDynamoMeter(options: MeterOptions): Meter {
   let writes: MeteredWrite[] = [];
   let reads: MeteredRead[] = [];
   let written: Set<string> | undefined;
   const partitionKeyOf = (table: string) => options.partitionKeys[table];
+  const principal = options.principal ? compilePolicies(options.principal) : undefined;
+  let dynamoFaults: readonly DynamoFaultRule[] = options.dynamoFaults ?? [];
 
   const wrote = (tables: readonly string[]) => {
     if (!written) {
@@ -183,72 +180,84 @@ export function installDynamoMeter(options: MeterOptions): Meter {
     for (const t of tables) written.add(t);
   };
 
-  const observe = (req: http.ClientRequest, operation: string) => {
-    const isRead = READ_OPERATIONS.has(operation);
-    const isWrite = WRITE_OPERATIONS.has(operation);
-    if (!isRead && !isWrite) return;
-    const chunks: Buffer[] = [];
-    const write = req.write;
-    const end = req.end;
-    req.write = function (this: http.ClientRequest, chunk: Chunk, ...rest: unknown[]) {
-      if (chunk) chunks.push(toBuffer(chunk, rest[0]));
-      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-    } as typeof req.write;
-    req.end = function (this: http.ClientRequest, ...args: unknown[]) {
-      const [chunk] = args;
-      if (chunk && typeof chunk !== 'function') {
-        const body = toBuffer(chunk as Chunk, args[1]);
-        // A read sent in one piece (as the SDK does) asks for its consumed capacity.
-        if (isRead && chunks.length === 0 && !this.headersSent) {
-          const asked = askForConsumedCapacity(body);
-          if (asked !== body) {
-            this.setHeader('content-length', asked.length);
-            chunks.push(asked);
-            const callback = args.find((a) => typeof a === 'function');
-            return (end as (...a: unknown[]) => http.ClientRequest).call(this, asked, callback);
+  /** A call of `target` (its `x-amz-target`) with `body` as the caller sent it; undefined: not DynamoDB's. */
+  const call = (target: string | undefined, body: Buffer): MeteredCall | undefined => {
+    const ofDynamo = target?.startsWith(DYNAMODB) === true;
+    if (!target || (!ofDynamo && !target.startsWith(STREAMS))) return undefined;
+    const operation = target.slice(target.indexOf('.') + 1);
+    const isRead = ofDynamo && READ_OPERATIONS.has(operation);
+    const isWrite = ofDynamo && WRITE_OPERATIONS.has(operation);
+    // Parsed once, when first needed: the IAM check, a refusal's answer and a write's count share it.
+    let input: Record<string, unknown> | undefined;
+    const parsed = () => {
+      input ??= JSON.parse(body.length > 0 ? body.toString('utf8') : '{}') as Record<string, unknown>;
+      return input;
+    };
+    let sent = body;
+    return {
+      refusal() {
+        if (principal) {
+          let denial: { code: string; message: string } | undefined;
+          try {
+            for (const { action, resource } of dynamoAuthorizations(operation, parsed())) {
+              const decision = principal.decide(action, resource);
+              if (decision !== 'allowed') {
+                denial = new AccessDeniedError(principal.arn, action, resource, decision);
+                break;
+              }
+            }
+          } catch (error) {
+            // Never let through unchecked: a request the check cannot read is refused, saying so.
+            denial = {
+              code: 'AccessDeniedException',
+              message: `local IAM check: ${(error as Error).message}`,
+            };
           }
+          if (denial)
+            return {
+              status: 400,
+              body: { __type: errorType(denial.code), message: denial.message },
+              requestIdPrefix: 'local-iam',
+            };
         }
-        chunks.push(body);
-      }
-      return (end as (...a: unknown[]) => http.ClientRequest).apply(this, args);
-    } as typeof req.end;
-    req.once('response', (res: http.IncomingMessage) => {
-      if (res.statusCode !== 200) return;
-      if (isWrite) {
-        let input: Record<string, unknown>;
+        // Free when off: a call is only looked at while some refusal rule is in force.
+        const rule = ofDynamo && dynamoFaults.length > 0 ? refusalFor(dynamoFaults, operation) : undefined;
+        if (!rule) return undefined;
+        let refusedInput: Record<string, unknown> = {};
         try {
-          input = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+          refusedInput = parsed();
         } catch {
-          // Not the JSON the SDK sends: nothing to count, but some table changed.
-          wrote(['*']);
-          return;
+          // Not the JSON the SDK sends: refused all the same, as one item.
         }
-        const second = Math.floor(Date.now() / 1000);
-        for (const w of itemWrites(operation, input, partitionKeyOf)) {
-          writes.push([operation, second, w.table, w.key ?? null, w.units, w.transactional ? 1 : 0]);
-        }
-        wrote(tablesWritten(operation, input));
-        options.onRecord?.();
-        return;
-      }
-      // The body is watched as the parser pushes it, without reading it: the SDK still reads it as it came.
-      const body: Buffer[] = [];
-      const push = res.push;
-      res.push = function (this: http.IncomingMessage, chunk: unknown, encoding?: BufferEncoding) {
-        if (chunk === null) {
-          for (const [table, units] of consumedReadUnits(Buffer.concat(body).toString('utf8'))) {
-            reads.push([operation, table, units]);
+        return { ...awsRefusal(rule.error, operation, refusedInput), requestIdPrefix: 'local-fault' };
+      },
+      outgoing() {
+        if (isRead) sent = askForConsumedCapacity(body);
+        return sent;
+      },
+      succeeded(response) {
+        if (isWrite) {
+          let writeInput: Record<string, unknown>;
+          try {
+            writeInput = parsed();
+          } catch {
+            // Not the JSON the SDK sends: nothing to count, but some table changed.
+            wrote(['*']);
+            return;
           }
+          const second = Math.floor(Date.now() / 1000);
+          for (const w of itemWrites(operation, writeInput, partitionKeyOf)) {
+            writes.push([operation, second, w.table, w.key ?? null, w.units, w.transactional ? 1 : 0]);
+          }
+          wrote(tablesWritten(operation, writeInput));
           options.onRecord?.();
-        } else if (chunk) body.push(toBuffer(chunk as Chunk, encoding));
-        return push.call(this, chunk, encoding);
-      };
-    });
+        } else if (isRead) {
+          for (const [table, units] of consumedReadUnits(response())) reads.push([operation, table, units]);
+          options.onRecord?.();
+        }
+      },
+    };
   };
-
-  const principal = options.principal ? compilePolicies(options.principal) : undefined;
-  let dynamoFaults: readonly DynamoFaultRule[] = options.dynamoFaults ?? [];
-  const currentFaults = () => dynamoFaults;
 
   const request = http.request;
   const metered = function (this: unknown, ...args: unknown[]) {
@@ -257,14 +266,8 @@ export function installDynamoMeter(options: MeterOptions): Meter {
     if (target && typeof target === 'object' && !(target instanceof URL)) {
       const o = target as http.RequestOptions;
       const amzTarget = Number(o.port) === options.port ? header(o.headers, 'x-amz-target') : undefined;
-      if (amzTarget?.startsWith(DYNAMODB)) observe(req, amzTarget.slice(DYNAMODB.length));
-      // Free when off: a call is only looked at while some refusal rule is in force.
-      if (dynamoFaults.length > 0 && amzTarget?.startsWith(DYNAMODB))
-        refuseSome(req, amzTarget.slice(DYNAMODB.length), currentFaults);
-      // Installed last, so that it sees the body first (as the caller sent it) and can stop it.
-      if (principal && (amzTarget?.startsWith(DYNAMODB) || amzTarget?.startsWith(STREAMS))) {
-        enforce(req, principal, amzTarget.slice(amzTarget.indexOf('.') + 1));
-      }
+      if (amzTarget && (amzTarget.startsWith(DYNAMODB) || amzTarget.startsWith(STREAMS)))
+        observe(req, (body) => call(amzTarget, body)!);
     }
     return req;
   };
@@ -281,5 +284,6 @@ export function installDynamoMeter(options: MeterOptions): Meter {
     setDynamoFaults(rules) {
       dynamoFaults = rules;
     },
+    clientConfig: dynamoTransport({ port: options.port, call }),
   };
 }

@@ -53,6 +53,9 @@ const meter = meterSettings
       },
     })
   : undefined;
+// The functions' shared DynamoDB client takes the meter's transport (see functions/shared/aws.ts; set
+// before the bundle loads, which reads it once).
+if (meter) globalThis[Symbol.for('local-cloud.dynamodb.client')] = meter.clientConfig;
 
 // The hook of functions/shared/pause.ts: an invocation that only waits (a timer, no work) says so, and the
 // parent does not count this sandbox as work meanwhile (Lambda has no such hook: there it is absent).
