@@ -2,9 +2,9 @@
 // the function's own DynamoDB calls, which go straight to DynamoDB Local (AWS_ENDPOINT_URL_DYNAMODB),
 // and turns them into what the local cloud counts, so that its main thread neither proxies nor
 // parses them. The calls come two ways: through the functions' shared client, which takes the
-// sandbox's own transport (`clientConfig`, see dynamo-transport.ts), and through `node:http` from any other client.
-// `import = require` keeps the real `node:http` module object, whose `request` the AWS SDK's
-// NodeHttpHandler reads at its first call.
+// sandbox's own transport (`clientConfig`, see dynamo-transport.ts), and through `node:http` from
+// any other client. `import = require` keeps the real `node:http` module object, whose `request`
+// the AWS SDK's NodeHttpHandler reads at its first call.
 import http = require('node:http');
 
 import { PassThrough } from 'node:stream';
@@ -193,7 +193,6 @@ export function installDynamoMeter(options: MeterOptions): Meter {
       input ??= JSON.parse(body.length > 0 ? body.toString('utf8') : '{}') as Record<string, unknown>;
       return input;
     };
-    let sent = body;
     return {
       refusal() {
         if (principal) {
@@ -231,10 +230,7 @@ export function installDynamoMeter(options: MeterOptions): Meter {
         }
         return { ...awsRefusal(rule.error, operation, refusedInput), requestIdPrefix: 'local-fault' };
       },
-      outgoing() {
-        if (isRead) sent = askForConsumedCapacity(body);
-        return sent;
-      },
+      outgoing: () => (isRead ? askForConsumedCapacity(body) : body),
       succeeded(response) {
         if (isWrite) {
           let writeInput: Record<string, unknown>;

@@ -4,8 +4,8 @@
 // that only names the access key. On Lambda the SDK's own HTTP client and SigV4 carry the same
 // calls to DynamoDB's endpoint; here DynamoDB Local checks no signature (IAM is enforced by the
 // meter before a call leaves), and the two cost a sandbox CPU that the machine's other parts need
-// (measured with local/bench/dynamodb-clients.ts: 0.45–0.47 ms of a client's CPU per call through
-// both, 0.28–0.32 through this). What a call asks and what it is answered do not change.
+// (local/bench/dynamodb-clients.ts: 0.45–0.51 ms of a client's CPU per call through both,
+// 0.29–0.34 through this). What a call asks and what it is answered do not change.
 import { connect, type Socket } from 'node:net';
 
 /** A call's answer made here, never sent: DynamoDB's status and JSON body. */
