@@ -99,8 +99,8 @@ const connectionError = (message: string, code: string) => Object.assign(new Err
 
 /** One kept-alive connection: one request at a time, its answer read whole. */
 class Connection {
-  private chunks: Buffer[] = [];
-  private length = 0;
+  /** What has come of the answer awaited, while it is incomplete. */
+  private partial: Buffer | undefined;
   private waiting: { resolve: (response: SdkResponse) => void; reject: (error: Error) => void } | undefined;
   closed = false;
 
@@ -109,7 +109,7 @@ class Connection {
     private readonly idle: (connection: Connection) => void,
   ) {
     socket.setNoDelay(true);
-    socket.on('data', (data: Buffer) => this.received(data));
+    socket.on('data', (data: Buffer) => this.arrived(data));
     socket.on('error', (error) => this.close(error));
     socket.on('close', () =>
       this.close(connectionError('DynamoDB Local closed the connection', 'ECONNRESET')),
@@ -134,17 +134,14 @@ class Connection {
     waiting?.reject(error);
   }
 
-  private received(data: Buffer) {
-    this.chunks.push(data);
-    this.length += data.length;
-    const all = this.chunks.length === 1 ? data : Buffer.concat(this.chunks, this.length);
+  private arrived(data: Buffer) {
+    const all = this.partial ? Buffer.concat([this.partial, data]) : data;
     const response = parseResponse(all);
     if (response === 'incomplete') {
-      this.chunks = [all];
+      this.partial = all;
       return;
     }
-    this.chunks = [];
-    this.length = 0;
+    this.partial = undefined;
     const waiting = this.waiting;
     this.waiting = undefined;
     if (response instanceof Error || !waiting) {

@@ -375,9 +375,9 @@ function meterBundle(dir: string): string {
  * new one while the function is below its cap, else waits in the function's
  * queue (first come, first served), or, with no bound on its wait, is handed
  * over to a busy sandbox that starts it next (see `handOver`). The timeout
- * from the template counts from an invocation's turn; a sandbox whose invocation timed out is stopped
- * and replaced (Lambda resets such an environment), so that it never runs two
- * at once. Idle sandboxes beyond a function's first are stopped after a while.
+ * from the template counts from an invocation's turn; a sandbox whose
+ * invocation timed out is stopped and replaced (Lambda resets such an
+ * environment), so that it never runs two at once. Idle sandboxes beyond a function's first are stopped after a while.
  */
 export class LambdaRuntime {
   private readonly pools = new Map<string, Pool>();

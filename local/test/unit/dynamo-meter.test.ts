@@ -77,24 +77,21 @@ beforeEach(() => {
   meter.take();
 });
 
+/** A client of the stand-in, carried by `carrier` (a request handler, and a signer or not). */
+const clientOf = (carrier: object) =>
+  new DynamoDBClient({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'ApiFunction', secretAccessKey: 'local' },
+    maxAttempts: 1,
+    ...carrier,
+  });
+
 /** Each way, and the signature DynamoDB Local sees from it: the transport's placeholder, or SigV4's. */
 const clients: Record<string, () => DynamoDBClient> = {
-  "the shared client's transport": () =>
-    new DynamoDBClient({
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'ApiFunction', secretAccessKey: 'local' },
-      maxAttempts: 1,
-      ...(meter.clientConfig as object),
-    }),
+  "the shared client's transport": () => clientOf(meter.clientConfig),
   'any other client, through node:http': () =>
-    new DynamoDBClient({
-      endpoint: `http://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'ApiFunction', secretAccessKey: 'local' },
-      maxAttempts: 1,
-      requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: false }) }),
-    }),
+    clientOf({ requestHandler: new NodeHttpHandler({ httpAgent: new http.Agent({ keepAlive: false }) }) }),
 };
 
 const signatures: Record<string, RegExp> = {
