@@ -1,23 +1,19 @@
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  askForConsumedCapacity,
-  consumedReadUnits,
-  READ_OPERATIONS,
-  tablesWritten,
-  WRITE_OPERATIONS,
-} from './capacity';
+import { WRITE_OPERATIONS } from './capacity';
+import type { DynamoDbEngine } from './dynamodb/engine';
+import { DynamoDbError } from './dynamodb/errors';
+import { failure, operationOf, parseBody, run, send, type WireAnswer } from './dynamodb/server';
 import { accessKeyOf } from './iam-actions';
 
 /**
- * The local AWS endpoint (the functions' AWS_ENDPOINT_URL). AWS's JSON
- * protocols name the operation in `X-Amz-Target`: DynamoDB and DynamoDB
- * Streams calls are passed to DynamoDB Local untouched (and observed for the
- * counters and to wake the stream pollers at once) — for clients outside the
- * sandboxes (tests, the load tools): the functions call DynamoDB Local
- * directly (AWS_ENDPOINT_URL_DYNAMODB) and meter their own calls; other
- * services are served by the local implementations registered here. An
- * operation nobody serves is answered with an error, never forwarded to AWS.
+ * The local AWS endpoint (the functions' and every other client's
+ * AWS_ENDPOINT_URL). AWS's JSON protocols name the operation in
+ * `X-Amz-Target`: DynamoDB and DynamoDB Streams calls are run by the engine
+ * in this process (local/dynamodb), after the caller's checks; other services
+ * are served by the local implementations registered here. An operation
+ * nobody serves is answered with an error, never forwarded to AWS. The
+ * caller is known by the access key it signs with: each function has its own.
  */
 export type ServiceHandler = (operation: string, input: Record<string, unknown>) => Promise<unknown>;
 
@@ -46,26 +42,33 @@ interface PathRoute {
   readonly handler: PathHandler;
 }
 
+/** A successful DynamoDB write: who made it (the access key), the operation and its input. */
 export type WriteObserver = (
-  tableNames: readonly string[],
+  caller: string | undefined,
   operation: string,
   input: Record<string, unknown>,
 ) => void;
 
-/** A successful read: the read units it consumed per table (as DynamoDB reports them). */
-export type ReadObserver = (unitsByTable: ReadonlyMap<string, number>, operation: string) => void;
+/**
+ * Looks at a DynamoDB call before the engine runs it: the answer to give
+ * instead (IAM's denial, a fault injected), or undefined to run it.
+ */
+export type DynamoGate = (
+  caller: string | undefined,
+  operation: string,
+  input: Record<string, unknown>,
+) => WireAnswer | undefined;
 
 export class AwsEndpoint {
   private server?: Server;
   private readonly services = new Map<string, ServiceHandler>();
   private readonly writeObservers: WriteObserver[] = [];
-  private readonly readObservers: ReadObserver[] = [];
   private readonly routes: PathRoute[] = [];
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  private dynamoGate?: DynamoGate;
   private authorizer?: CallAuthorizer;
   port = 0;
 
-  constructor(private readonly dynamoPort: number) {}
+  constructor(private readonly engine: DynamoDbEngine) {}
 
   /** Serves every operation whose target starts with `prefix` (e.g. `AWSEvents.`). */
   register(prefix: string, handler: ServiceHandler) {
@@ -87,9 +90,9 @@ export class AwsEndpoint {
     this.routes.push({ method, path, handler });
   }
 
-  /** Observes every successful DynamoDB read (units per table and operation), for the counters. */
-  onRead(observer: ReadObserver) {
-    this.readObservers.push(observer);
+  /** Checks every DynamoDB call before it runs (see DynamoGate). */
+  gateDynamo(gate: DynamoGate) {
+    this.dynamoGate = gate;
   }
 
   onWrite(observer: WriteObserver) {
@@ -123,17 +126,9 @@ export class AwsEndpoint {
           );
           return;
         }
-        if (target.startsWith('DynamoDB_20120810.') || target.startsWith('DynamoDBStreams_20120810.')) {
-          const operation = target.slice(target.indexOf('.') + 1);
-          const isRead = target.startsWith('DynamoDB_') && READ_OPERATIONS.has(operation);
-          // Reads are asked for their consumed capacity, so the counters bill them as AWS would.
-          const forwarded = isRead ? askForConsumedCapacity(body) : body;
-          this.forwardToDynamo(req, forwarded, (status, headers, payload) => {
-            res.writeHead(status, headers).end(payload);
-            if (status !== 200) return;
-            if (WRITE_OPERATIONS.has(operation)) this.notifyWrite(operation, body);
-            else if (isRead) this.notifyRead(operation, payload);
-          });
+        const dynamoOperation = operationOf(target);
+        if (dynamoOperation) {
+          send(res, this.serveDynamo(dynamoOperation, body, String(req.headers.authorization ?? '')));
           return;
         }
         this.serve(target, body, String(req.headers.authorization ?? '')).then(
@@ -170,61 +165,26 @@ export class AwsEndpoint {
     return handler(operation, input);
   }
 
-  private forwardToDynamo(
-    req: IncomingMessage,
-    body: Buffer,
-    reply: (status: number, headers: Record<string, string>, payload: Buffer) => void,
-  ) {
-    const upstream = httpRequest(
-      {
-        host: '127.0.0.1',
-        port: this.dynamoPort,
-        method: req.method,
-        path: req.url,
-        headers: {
-          ...req.headers,
-          host: `127.0.0.1:${this.dynamoPort}`,
-          'content-length': String(body.length),
-        },
-        agent: this.agent,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (c: Buffer) => chunks.push(c));
-        response.on('end', () => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(response.headers)) {
-            if (v !== undefined && k !== 'transfer-encoding' && k !== 'connection') headers[k] = String(v);
-          }
-          reply(response.statusCode ?? 500, headers, Buffer.concat(chunks));
-        });
-      },
-    );
-    upstream.on('error', (error) => {
-      reply(
-        500,
-        { 'content-type': 'application/x-amz-json-1.0' },
-        Buffer.from(JSON.stringify({ __type: 'InternalServerError', message: error.message })),
-      );
-    });
-    upstream.end(body);
-  }
-
-  private notifyRead(operation: string, response: Buffer) {
-    if (this.readObservers.length === 0) return;
-    const units = consumedReadUnits(response.toString('utf8'));
-    for (const observer of this.readObservers) observer(units, operation);
-  }
-
-  private notifyWrite(operation: string, body: Buffer) {
-    if (this.writeObservers.length === 0) return;
-    const input = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    const tables = tablesWritten(operation, input);
-    for (const observer of this.writeObservers) observer(tables, operation, input);
+  /**
+   * A DynamoDB or DynamoDB Streams call, served by the engine in this
+   * process: checked first (the caller's role, faults injected for it),
+   * then run; a successful write is told to the write observers.
+   */
+  private serveDynamo(operation: string, body: Buffer, authorization: string): WireAnswer {
+    const input = parseBody(body.toString('utf8'));
+    if (input instanceof DynamoDbError) return failure(input);
+    const caller = accessKeyOf(authorization);
+    const refusal = this.dynamoGate?.(caller, operation, input as Record<string, unknown>);
+    if (refusal) return refusal;
+    const answer = run(this.engine, operation, input);
+    if (answer.status === 200 && WRITE_OPERATIONS.has(operation)) {
+      for (const observer of this.writeObservers)
+        observer(caller, operation, input as Record<string, unknown>);
+    }
+    return answer;
   }
 
   async stop() {
-    this.agent.destroy();
     if (!this.server) return;
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server!.close(resolve));

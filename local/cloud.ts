@@ -7,12 +7,12 @@ import { CpuMeter } from './cpu';
 import { dataDirLayout, JsonFile, lockDataDir } from './data-dir';
 import { noDuplicates, validateDuplicates } from './duplicates';
 import { DynamoJsonClient } from './dynamo-client';
-import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb';
+import { DynamoDbEngine, Journal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
 import { LocalHttpApi, routeSpecs } from './http-api';
-import { authorize } from './iam';
+import { AccessDeniedError, authorize } from './iam';
 import { endpointAuthorizations } from './iam-actions';
-import { validateDynamoFaults } from './lambda/dynamo-faults';
+import { awsRefusal, type DynamoFaultRule, refusalFor, validateDynamoFaults } from './lambda/dynamo-faults';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { CACHE_DIR } from './maven';
 import { LocalPrincipals } from './principals';
@@ -41,7 +41,7 @@ export interface LocalCloudOptions {
   readonly workDir?: string;
   /**
    * Keep the cloud's data in this directory (`--data-dir`), and resume from
-   * it if it holds an earlier start's: DynamoDB Local on disk, the stream
+   * it if it holds an earlier start's: the DynamoDB engine's journal, the stream
    * mappings' positions, the dead-letter queues, the scheduled rules' last
    * times (see local/data-dir.ts). Undefined: everything in memory.
    */
@@ -87,7 +87,7 @@ export const NOT_RUN_LOCALLY = new Set([
 export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
 
 /**
- * Runs the synthesized app on this machine: DynamoDB Local for the tables,
+ * Runs the synthesized app on this machine: the DynamoDB engine for the tables,
  * a worker-thread sandbox per function, the HTTP API, stream pollers for
  * the event source mappings, and EventBridge for the rules — all read from
  * the cloud assembly, all on 127.0.0.1.
@@ -110,7 +110,6 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
   };
 
   try {
-    // DynamoDB Local (its jars fetched and launcher compiled if `npm ci` could not) and the synth at once.
     const timed = async <T>(phase: string, work: Promise<T>) => {
       const t0 = performance.now();
       const result = await work;
@@ -119,11 +118,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     };
     const data = options.dataDir === undefined ? undefined : dataDirLayout(resolvePath(options.dataDir));
     if (data) stoppers.push(lockDataDir(data));
-    const [dynamoLocal, assemblyDir] = await Promise.all([
-      timed('dynamodbLocal', startDynamoDbLocal(data ? { dbDir: data.dynamodb } : {})),
-      timed('synth', synthesize(assemblyPath, context, log)),
-    ]);
-    stoppers.push(() => (dynamoLocal as DynamoDbLocal).stop());
+    // The engine in memory, or replaying its journal (see local/dynamodb/journal.ts).
+    const journal = data ? new Journal(data.dynamodb) : undefined;
+    if (journal) stoppers.push(() => journal.close());
+    const engine = await timed(
+      'dynamodb',
+      Promise.resolve().then(() => new DynamoDbEngine(journal)),
+    );
+    const assemblyDir = await timed('synth', synthesize(assemblyPath, context, log));
     const assembly = readAssembly(assemblyDir);
 
     const unknown = Object.entries(assembly.template.Resources).filter(
@@ -135,15 +137,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       );
     }
 
-    const dynamo = new DynamoJsonClient(dynamoLocal.port);
-    stoppers.push(() => dynamo.close());
+    const dynamo = new DynamoJsonClient(engine);
     const tables = await timed('tables', createTables(assembly, resolver(assembly), dynamo));
     const resolve = resolver(
       assembly,
       new Map([...tables].flatMap(([id, t]) => (t.streamArn ? [[id, t.streamArn] as const] : []))),
     );
 
-    const endpoint = new AwsEndpoint(dynamoLocal.port);
+    const endpoint = new AwsEndpoint(engine);
     await endpoint.start(options.awsPort ?? 0);
     stoppers.push(() => endpoint.stop());
 
@@ -153,18 +154,13 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
 
     const specs = functionSpecs(assembly, resolve, {
       AWS_ENDPOINT_URL: endpoint.url,
-      // DynamoDB goes straight to DynamoDB Local (the SDK reads service-specific endpoints first);
-      // each sandbox meters its own calls for the counters, instead of this process proxying them.
-      AWS_ENDPOINT_URL_DYNAMODB: dynamoLocal.endpoint,
-      AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamoLocal.endpoint,
       AWS_SECRET_ACCESS_KEY: 'local',
       // No X-Ray daemon runs locally: traces would only be dropped.
       POWERTOOLS_TRACE_ENABLED: 'false',
       AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
     }).map((spec) => ({
       ...spec,
-      // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it
-      // (DynamoDB Local runs with -sharedDb, so the key does not split its data).
+      // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it.
       environment: { ...spec.environment, AWS_ACCESS_KEY_ID: spec.logicalId },
     }));
     const runtime = new LambdaRuntime(specs, join(workDir, 'logs'), {
@@ -174,17 +170,11 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         : { maxSandboxesPerFunction: options.maxSandboxesPerFunction }),
       ...(options.maxSandboxes === undefined ? {} : { maxSandboxes: options.maxSandboxes }),
       ...(options.maxLentSandboxes === undefined ? {} : { maxLentSandboxes: options.maxLentSandboxes }),
-      dynamo: {
-        port: dynamoLocal.port,
-        partitionKeys: Object.fromEntries([...tables.values()].map((t) => [t.tableName, t.partitionKey])),
-      },
-      principalOf: (functionId: string) => principals.functionPolicies(functionId),
     });
     stoppers.push(() => runtime.stop());
     const telemetry = new Telemetry(tables);
-    const cpuMeter = new CpuMeter(runtime, dynamoLocal.pid);
+    const cpuMeter = new CpuMeter(runtime, engine);
     runtime.onInvocation((r) => telemetry.invocation(r));
-    runtime.onMeter((batch) => telemetry.meter(batch));
 
     const queues = data
       ? new LocalQueues(assembly, data.deadLetters, true)
@@ -211,13 +201,33 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         if (tableNames.includes(poller.spec.tableLogicalId) || tableNames.includes('*')) poller.poke();
       }
     };
-    // The functions' own writes, reported by their sandboxes at once; the counts come batched (onMeter).
-    runtime.onDynamoWrite(poke);
-    // Other clients' calls (tests, the load tools) still go through the AWS endpoint, and are counted there.
-    endpoint.onRead((units, operation) => telemetry.read(units, operation));
-    endpoint.onWrite((tableNames, operation, input) => {
-      telemetry.write(operation, input);
-      poke(tableNames);
+    // Every write wakes its tables' pollers at once; every call is counted as DynamoDB bills it.
+    engine.onWrite(poke);
+    engine.onRead((operation, units) => telemetry.read(units, operation));
+    endpoint.onWrite((_caller, operation, input) => telemetry.write(operation, input));
+    // IAM enforced locally: a function's DynamoDB call is checked against its role before it runs, and
+    // faults injected into the functions' calls (`POST /_local/faults/dynamodb`) refuse a share of them.
+    let dynamoFaults: readonly DynamoFaultRule[] = [];
+    endpoint.gateDynamo((caller, operation, input) => {
+      if (!caller || !runtime.specs.has(caller)) return undefined;
+      try {
+        const principal = principals.function(caller);
+        for (const { action, resource } of endpointAuthorizations('DynamoDB_20120810.', operation, input)) {
+          authorize(principal, action, [resource]);
+        }
+      } catch (error) {
+        // Never let through unchecked: a request the check cannot read is refused, saying so.
+        const message =
+          error instanceof AccessDeniedError ? error.message : `local IAM check: ${(error as Error).message}`;
+        return {
+          status: 400,
+          body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message }),
+        };
+      }
+      const refusal = dynamoFaults.length > 0 ? refusalFor(dynamoFaults, operation) : undefined;
+      if (!refusal) return undefined;
+      const { status, body } = awsRefusal(refusal.error, operation, input);
+      return { status, body: JSON.stringify(body) };
     });
 
     /** A state machine's role, as IAM evaluates it. */
@@ -242,13 +252,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         authorize(roleOf(machine), 'dynamodb:GetItem', [
           `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${table}`,
         ]);
-        const { ConsumedCapacity: consumed, ...response } = await dynamo.call<{
-          ConsumedCapacity?: { TableName: string; CapacityUnits: number };
-        }>('DynamoDB_20120810.GetItem', { ...parameters, ReturnConsumedCapacity: 'TOTAL' });
-        if (consumed) telemetry.read(new Map([[consumed.TableName, consumed.CapacityUnits]]), 'GetItem');
-        const asked =
-          parameters.ReturnConsumedCapacity !== undefined && parameters.ReturnConsumedCapacity !== 'NONE';
-        return asked ? { ...response, ConsumedCapacity: consumed } : response;
+        // A copy: the state machine's engine owns its input, the table its item (the read is counted by onRead).
+        return structuredClone(await dynamo.call('DynamoDB_20120810.GetItem', parameters));
       },
     );
     // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
@@ -319,8 +324,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     });
     // DynamoDB refusing a share of the functions' calls (local/lambda/dynamo-faults.ts); [] turns it off.
     endpoint.servePath('POST', /^\/_local\/faults\/dynamodb$/, async (_match, body) => {
-      runtime.setDynamoFaults(validateDynamoFaults(JSON.parse(body.toString('utf8') || '[]')));
-      return { status: 200, body: { dynamodb: runtime.dynamoFaultRules } };
+      dynamoFaults = validateDynamoFaults(JSON.parse(body.toString('utf8') || '[]'));
+      return { status: 200, body: { dynamodb: dynamoFaults } };
     });
     // Duplicate delivery of stream batches and bus events (local/duplicates.ts); {} turns it off.
     endpoint.servePath('POST', /^\/_local\/faults\/duplicates$/, async (_match, body) => {
@@ -329,7 +334,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     });
     endpoint.serveAdmin('/_local/faults', () => ({
       steps: faults,
-      dynamodb: runtime.dynamoFaultRules,
+      dynamodb: dynamoFaults,
       duplicates,
     }));
     stoppers.push(async () => {
@@ -437,7 +442,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     /**
      * Re-synthesizes the app (`npm start -- --watch`) and, if only functions'
      * bundles changed, points those functions at their new bundles (their
-     * sandboxes are replaced as they free up; DynamoDB Local and its data stay).
+     * sandboxes are replaced as they free up; the tables and their data stay).
      * Anything else that changed is reported and nothing is applied: tables,
      * routes, rules and state machines are wired once, at start.
      */
@@ -462,8 +467,6 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       url: `http://127.0.0.1:${api.port}`,
       awsEndpoint: endpoint.url,
       consoleUrl: `${endpoint.url}${CONSOLE_PATH}`,
-      dynamoEndpoint: dynamoLocal.endpoint,
-      dynamoPid: dynamoLocal.pid,
       startupMs: performance.now() - started,
       startupPhases: phases,
       wiring,

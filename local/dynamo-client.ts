@@ -1,57 +1,24 @@
-import { Agent, request } from 'node:http';
+import type { DynamoDbEngine } from './dynamodb/engine';
+import { DynamoDbError } from './dynamodb/errors';
 
 /**
- * A minimal client for DynamoDB's JSON protocol, for the local cloud's own
- * calls (creating tables, reading streams). Stream records come back in
- * exactly the wire shape Lambda delivers, so nothing is converted twice.
+ * The local cloud's own DynamoDB calls (creating tables, reading streams,
+ * the saga's GetItem tasks), made on the engine in this process with no
+ * HTTP in between. Answers and errors are the wire protocol's: a stream
+ * record comes back in exactly the shape Lambda delivers. What it returns
+ * is the engine's own data, shared: read it, never change it.
  */
 export class DynamoJsonClient {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  constructor(private readonly engine: DynamoDbEngine) {}
 
-  constructor(private readonly port: number) {}
-
-  call<T = Record<string, unknown>>(target: string, input: unknown): Promise<T> {
-    const body = Buffer.from(JSON.stringify(input));
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: this.port,
-          method: 'POST',
-          path: '/',
-          agent: this.agent,
-          headers: {
-            'content-type': 'application/x-amz-json-1.0',
-            'content-length': body.length,
-            'x-amz-target': target,
-            // DynamoDB Local reads the access key from the header and checks no signature.
-            authorization: `AWS4-HMAC-SHA256 Credential=local/20250101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0`,
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const payload = text ? JSON.parse(text) : {};
-            if (res.statusCode === 200) resolve(payload as T);
-            else {
-              const type = String(payload.__type ?? 'Error');
-              reject(
-                Object.assign(new Error(`${target}: ${payload.message ?? payload.Message ?? text}`), {
-                  code: type.slice(type.indexOf('#') + 1),
-                }),
-              );
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  }
-
-  close() {
-    this.agent.destroy();
+  /** Runs `target` (e.g. `DynamoDBStreams_20120810.GetRecords`); rejects with the error's `code`, as a client would. */
+  async call<T = Record<string, unknown>>(target: string, input: unknown): Promise<T> {
+    const operation = target.slice(target.indexOf('.') + 1);
+    try {
+      return this.engine.handle(operation, input as Record<string, unknown>) as T;
+    } catch (error) {
+      if (!(error instanceof DynamoDbError)) throw error;
+      throw Object.assign(new Error(`${target}: ${error.message}`), { code: error.type });
+    }
   }
 }

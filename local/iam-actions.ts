@@ -34,7 +34,7 @@ const TRANSACT_WRITE_ACTIONS: Readonly<Record<string, string>> = {
   ConditionCheck: 'dynamodb:ConditionCheckItem',
 };
 
-/** A shard iterator names its stream: DynamoDB Local's begins with the stream's ARN (`<arn>|001|...`). */
+/** A shard iterator names its stream: it begins with the stream's ARN (`<arn>|<shard>|...`), as DynamoDB's do. */
 const STREAM_ARN = /arn:aws:dynamodb:[^|"\s]+?\/stream\/[0-9T:.-]+/;
 
 export function dynamoAuthorizations(operation: string, input: Record<string, unknown>): Authorization[] {
@@ -110,6 +110,9 @@ export function endpointAuthorizations(
   operation: string,
   input: Record<string, unknown>,
 ): Authorization[] {
+  if (prefix === 'DynamoDB_20120810.' || prefix === 'DynamoDBStreams_20120810.') {
+    return dynamoAuthorizations(operation, input);
+  }
   if (prefix === 'AWSStepFunctions.') {
     const action = `states:${operation}`;
     if (STATE_MACHINE_OPERATIONS.has(operation)) return [{ action, resource: String(input.stateMachineArn) }];

@@ -13,8 +13,8 @@
  * ```
  *
  * The other exports are what a product's tests, load runs and scripts need
- * beside it: the cloud as a child process (`npm start`'s command), DynamoDB
- * Local on its own, the assembly reader, and the checks behind the cloud's
+ * beside it: the cloud as a child process (`npm start`'s command), the
+ * DynamoDB engine on its own, the assembly reader, and the checks behind the cloud's
  * fault and filter settings. Nothing else of the package is public.
  */
 
@@ -36,13 +36,8 @@ export { CloudProcess, type CloudProcessOptions } from './cloud-process';
 export type { CpuTimes } from './cpu';
 // Duplicate delivery as POST /_local/faults/duplicates accepts it.
 export { type DuplicateDelivery, validateDuplicates } from './duplicates';
-// DynamoDB Local alone, for a store's tests against the real thing.
-export {
-  type DynamoDbLocal,
-  installDynamoDbLocal,
-  type StartDynamoDbLocalOptions,
-  startDynamoDbLocal,
-} from './dynamodb';
+// The DynamoDB engine alone on a port of its own, for a store's tests and the conformance suite.
+export { type LocalDynamoDb, startDynamoDb } from './dynamodb';
 // An EventBridge event pattern (and a stream filter's), as the cloud applies it.
 export type { EventPattern } from './eventbridge/pattern';
 // AWS's own matcher, event-ruler (Java), on a file of cases: what the cloud's matcher is checked against.
@@ -54,8 +49,6 @@ export {
   refusalFor,
   validateDynamoFaults,
 } from './lambda/dynamo-faults';
-// The meter each sandbox installs on its DynamoDB calls (faults, counts), for a client outside a sandbox.
-export { installDynamoMeter } from './lambda/dynamo-meter';
 // The cloud as `npm start` runs it, in a child process.
 export { type LocalProcess, startLocalProcess } from './local-process';
 // Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.

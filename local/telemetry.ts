@@ -1,6 +1,5 @@
 import { type ItemWrite, itemWrites } from './capacity';
 import type { RequestRecord } from './http-api';
-import type { MeterBatch } from './lambda/dynamo-meter';
 import type { InvocationRecord } from './lambda/runtime';
 import type { LocalTable } from './tables';
 
@@ -168,23 +167,11 @@ export class Telemetry {
     }));
   }
 
-  /** A write the local AWS endpoint forwarded (another client's, not a sandbox's). */
+  /** A write the local AWS endpoint served (any caller's: a function's, a test's, a load tool's). */
   write(operation: string, input: Record<string, unknown>) {
     const second = Math.floor(Date.now() / 1000);
     const writes = itemWrites(operation, input, (table) => this.tables.get(table)?.partitionKey);
     for (const w of writes) this.countWrite(operation, w, second);
-  }
-
-  /** What a sandbox counted of its own DynamoDB calls (see lambda/dynamo-meter.ts). */
-  meter(batch: MeterBatch) {
-    for (const [operation, second, table, key, units, transactional] of batch.writes) {
-      this.countWrite(
-        operation,
-        { table, key: key ?? undefined, units, transactional: transactional === 1 },
-        second,
-      );
-    }
-    for (const [operation, table, units] of batch.reads) this.countRead(operation, table, units);
   }
 
   private countWrite(operation: string, w: ItemWrite, second: number) {
@@ -209,7 +196,7 @@ export class Telemetry {
     s.writes++;
   }
 
-  /** A read the local AWS endpoint forwarded: its units per table, as DynamoDB Local reported them. */
+  /** A read the DynamoDB engine served: its units per table, as DynamoDB reports them. */
   read(unitsByTable: ReadonlyMap<string, number>, operation: string) {
     for (const [table, units] of unitsByTable) this.countRead(operation, table, units);
   }

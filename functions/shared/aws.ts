@@ -1,5 +1,5 @@
 import { Agent } from 'node:http';
-import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { DynamoDbEventStore } from './event-store';
@@ -8,30 +8,16 @@ import { DeadlineRetries } from './retries';
 import type { Environment, Values, Variable } from './seams';
 
 /**
- * What the local cloud's sandbox (local/lambda/dynamo-transport.ts) offers
- * the DynamoDB client: its own request handler and signer, which carry the
- * calls to DynamoDB Local and meter them there. Lambda has no such thing:
- * there it is absent, and the SDK's HTTP client and SigV4 are used.
- */
-const LOCAL_DYNAMODB_CLIENT = Symbol.for('local-cloud.dynamodb.client');
-const localClientConfig = (globalThis as Record<symbol, Partial<DynamoDBClientConfig> | undefined>)[
-  LOCAL_DYNAMODB_CLIENT
-];
-
-/**
  * Clients shared by every invocation of a function. Endpoints come from the
- * standard AWS_ENDPOINT_URL* variables, which the local cloud sets and AWS
- * leaves unset.
+ * standard AWS_ENDPOINT_URL* variables where they are set (SAM and other
+ * emulators set them; Lambda leaves them unset).
  */
 export const dynamo = traced(
   new DynamoDBClient({
     retryStrategy: new DeadlineRetries(5),
     // Keep-alive sockets, so that calls reuse connections across invocations. (A sandbox runs one
     // invocation at a time, on Lambda as locally; the bound is only a ceiling for fan-out within one.)
-    requestHandler:
-      localClientConfig?.requestHandler ??
-      new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }),
-    ...(localClientConfig?.signer ? { signer: localClientConfig.signer } : {}),
+    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }),
   }),
 );
 export const documents = DynamoDBDocumentClient.from(dynamo, {

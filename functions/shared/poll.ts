@@ -1,4 +1,4 @@
-import { pause as pauseInvocation } from './pause';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** When to read again: the first read after `firstMs`, each later gap `factor` times the last, at most `maxMs`. */
 export interface PollSchedule {
@@ -37,7 +37,7 @@ export async function pollUntil<T>(
   done: (value: T) => boolean,
   deadlineMs: number,
   schedule: PollSchedule,
-  pause: (ms: number) => Promise<unknown> = pauseInvocation,
+  pause: (ms: number) => Promise<unknown> = sleep,
 ): Promise<PollOutcome<T>> {
   let reads = 0;
   let gap = schedule.firstMs;

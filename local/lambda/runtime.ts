@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, renameSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { buildSync } from 'esbuild';
 import { type Assembly, REGION, type Resolve, resourcesOfType } from '../assembly';
-import type { PrincipalPolicies } from '../iam';
-import type { DynamoFaultRule } from './dynamo-faults';
-import type { MeterBatch } from './dynamo-meter';
 import { RecentDuration } from './recent-duration';
 
 export interface FunctionSpec {
@@ -96,10 +92,6 @@ interface WorkerMessage {
   readonly error?: { errorType: string; errorMessage: string; trace: string[] };
   /** Set on an invocation's answer: another invocation was running in the sandbox when it started. */
   readonly overlapped?: boolean;
-  /** The sandbox's DynamoDB calls since its last report. */
-  readonly meter?: MeterBatch;
-  /** Tables a write just changed (their stream pollers should look now). */
-  readonly written?: string[];
   /** The invocation started (true) or ended (false) a pause: it waits on a timer, with no work to do. */
   readonly pausing?: boolean;
   /** The sandbox thread's CPU time so far, ms: sent when it is ready and with each answer. */
@@ -131,7 +123,7 @@ interface Sandbox {
   invocations: number;
   /** Answers the sandbox owes: its invocation's, and any memory or flush request. */
   readonly pending: Map<string, Call>;
-  /** Its invocation is pausing (functions/shared/pause.ts): the sandbox does not count as work meanwhile. */
+  /** Its invocation waits on a timer (see worker.js): the sandbox does not count as work meanwhile. */
   paused: boolean;
   /**
    * When its invocation first paused (performance.now(); 0 before): a wait
@@ -257,10 +249,6 @@ export interface LambdaRuntimeOptions {
   readonly lastSandboxIdleMs?: number;
   /** A sandbox is not stopped for another function's room until it has lived this long (see `evictFor`). */
   readonly evictableAfterMs?: number;
-  /** DynamoDB Local, for the meter in each sandbox (without it the sandboxes count nothing). */
-  readonly dynamo?: { readonly port: number; readonly partitionKeys: Readonly<Record<string, string>> };
-  /** Each function's role, which its sandbox checks its DynamoDB calls against (absent: no check). */
-  readonly principalOf?: (functionId: string) => PrincipalPolicies;
 }
 
 /**
@@ -347,28 +335,6 @@ const START_AFTER_WAIT_MS = 250;
 const EVICT_AFTER_WAIT_MS = 500;
 
 /**
- * Builds the DynamoDB meter the sandboxes load (`dynamo-meter.ts` and the
- * billing rules it uses) into one plain CommonJS file, so that a sandbox
- * needs no TypeScript loader. Built once per runtime, in its work directory.
- */
-function meterBundle(dir: string): string {
-  const outfile = join(dir, 'dynamo-meter.js');
-  const staging = `${outfile}.${process.pid}.tmp`;
-  buildSync({
-    entryPoints: [join(__dirname, 'dynamo-meter.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node22',
-    outfile: staging,
-    logLevel: 'silent',
-  });
-  // Atomic: another cloud sharing the directory never loads half a file.
-  renameSync(staging, outfile);
-  return outfile;
-}
-
-/**
  * Runs each function as Lambda does: a pool of sandboxes per function, each
  * a worker thread (its own process.env and module state) that runs one
  * invocation at a time. An invocation takes an idle sandbox, else starts a
@@ -383,16 +349,11 @@ export class LambdaRuntime {
   private readonly pools = new Map<string, Pool>();
   private readonly specsById: Map<string, FunctionSpec>;
   private readonly listeners: ((record: InvocationRecord) => void)[] = [];
-  private readonly meterListeners: ((batch: MeterBatch) => void)[] = [];
-  private readonly writeListeners: ((tables: readonly string[]) => void)[] = [];
   private readonly options: LambdaRuntimeOptions;
-  private readonly meterFile: string | undefined;
   private readonly reaper: NodeJS.Timeout;
   private nextId = 0;
   private stopped = false;
   private refillTimer: NodeJS.Timeout | undefined;
-  /** DynamoDB refusal rules every sandbox's meter applies (none by default). */
-  private dynamoFaults: readonly DynamoFaultRule[] = [];
 
   constructor(
     specs: readonly FunctionSpec[],
@@ -434,7 +395,6 @@ export class LambdaRuntime {
         },
       });
     }
-    this.meterFile = this.options.dynamo ? meterBundle(logDir) : undefined;
     const idleMs = this.options.idleMs ?? DEFAULT_SANDBOX_IDLE_MS;
     this.reaper = setInterval(() => this.reclaimIdle(idleMs), Math.min(idleMs, 5_000));
     this.reaper.unref();
@@ -470,35 +430,8 @@ export class LambdaRuntime {
     }
   }
 
-  /**
-   * DynamoDB refuses a share of the functions' calls from now on (see
-   * dynamo-faults.ts): sent to every sandbox, and given to each new one.
-   */
-  setDynamoFaults(rules: readonly DynamoFaultRule[]) {
-    this.dynamoFaults = rules;
-    for (const pool of this.pools.values()) {
-      for (const sandbox of pool.sandboxes) {
-        if (sandbox.state !== 'stopped') sandbox.worker.postMessage({ dynamoFaults: rules });
-      }
-    }
-  }
-
-  get dynamoFaultRules(): readonly DynamoFaultRule[] {
-    return this.dynamoFaults;
-  }
-
   onInvocation(listener: (record: InvocationRecord) => void) {
     this.listeners.push(listener);
-  }
-
-  /** Receives what the sandboxes counted of their DynamoDB calls (batched, once per invocation). */
-  onMeter(listener: (batch: MeterBatch) => void) {
-    this.meterListeners.push(listener);
-  }
-
-  /** Called as soon as a function's write to DynamoDB has succeeded, with the tables it wrote. */
-  onDynamoWrite(listener: (tables: readonly string[]) => void) {
-    this.writeListeners.push(listener);
   }
 
   /** Resolves a function name, ARN or logical id to the function's logical id. */
@@ -599,20 +532,9 @@ export class LambdaRuntime {
       workerData: {
         codeDir: spec.codeDir,
         handler: spec.handler,
-        // Beside the meter bundle in the runtime's directory: the sandboxes of one cloud share it.
+        // In the runtime's directory: the sandboxes of one cloud share it.
         compileCacheDir: join(this.logDir, '.compile-cache'),
         ...(this.options.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
-        ...(this.meterFile && this.options.dynamo
-          ? {
-              meter: {
-                file: this.meterFile,
-                port: this.options.dynamo.port,
-                partitionKeys: this.options.dynamo.partitionKeys,
-                ...(this.options.principalOf ? { principal: this.options.principalOf(functionId) } : {}),
-                dynamoFaults: this.dynamoFaults,
-              },
-            }
-          : {}),
       },
       env: spec.environment,
       // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles.
@@ -656,15 +578,10 @@ export class LambdaRuntime {
     pool.starting++;
     pool.stats.started++;
     worker.on('message', (message: WorkerMessage) => {
-      if (message.written) {
-        for (const listener of this.writeListeners) listener(message.written);
-        return;
-      }
       if (message.pausing !== undefined) {
         if (sandbox.state === 'busy') this.setPaused(sandbox, message.pausing);
         return;
       }
-      if (message.meter) for (const listener of this.meterListeners) listener(message.meter);
       if (message.cpuMs !== undefined) {
         const spent = message.cpuMs - sandbox.cpuMs;
         sandbox.cpuMs = message.cpuMs;

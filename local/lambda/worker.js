@@ -9,7 +9,7 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const { join } = require('node:path');
 
-const { codeDir, handler: handlerSetting, logFile, meter: meterSettings, compileCacheDir } = workerData;
+const { codeDir, handler: handlerSetting, logFile, compileCacheDir } = workerData;
 
 // V8's code for the bundle, kept on disk between sandboxes: a sandbox that starts again (a pool
 // grows, an idle one was stopped) skips compiling its bundle, a fifth of its start (measured).
@@ -29,44 +29,34 @@ if (logFile) {
     };
   }
 }
-// The function's DynamoDB calls go straight to DynamoDB Local; the meter counts them here and the
-// counts go to the parent with each invocation's result (writes also wake the stream pollers at once).
 let active = 0;
-let flushTimer;
-const meter = meterSettings
-  ? require(meterSettings.file).installDynamoMeter({
-      port: meterSettings.port,
-      partitionKeys: meterSettings.partitionKeys,
-      // The function's role: its DynamoDB calls are checked against it before they leave (IAM enforced locally).
-      principal: meterSettings.principal,
-      // DynamoDB refusing a share of calls (the local cloud's fault injection); replaced by a message later.
-      dynamoFaults: meterSettings.dynamoFaults,
-      onWrite: (tables) => parentPort.postMessage({ written: tables }),
-      // Calls made after an invocation answered (work it left running) are reported shortly after.
-      onRecord: () => {
-        if (active > 0 || flushTimer) return;
-        flushTimer = setTimeout(() => {
-          flushTimer = undefined;
-          const batch = meter.take();
-          if (batch) parentPort.postMessage({ meter: batch });
-        }, 50);
-      },
-    })
-  : undefined;
-// The functions' shared DynamoDB client takes the meter's transport (see functions/shared/aws.ts; set
-// before the bundle loads, which reads it once).
-if (meter) globalThis[Symbol.for('local-cloud.dynamodb.client')] = meter.clientConfig;
 
-// The hook of functions/shared/pause.ts: an invocation that only waits (a timer, no work) says so, and the
-// parent does not count this sandbox as work meanwhile (Lambda has no such hook: there it is absent).
-globalThis[Symbol.for('local-cloud.lambda.pausing')] = (pausing) => {
+// An invocation that waits on a timer of its own (a `POST /orders` with `Prefer: wait=N` polling for the
+// saga's end, a retry's back-off) does no work meanwhile: told of it, the parent does not count this
+// sandbox as work (see local/lambda/runtime.ts), so that other invocations are not queued behind one that
+// only waits. Seen from here, as Lambda's own runtime could see it, with nothing asked of the function:
+// the promise timers it awaits (node:timers/promises, read by the bundle at each call) are wrapped.
+const timers = require('node:timers/promises');
+const sleep = timers.setTimeout;
+/** Waits shorter than this are not pauses: a sandbox lends its room only for waits that last. */
+const PAUSE_MIN_MS = 20;
+let waiting = 0;
+timers.setTimeout = function pausingSetTimeout(ms, ...rest) {
+  if (active === 0 || !(Number(ms) >= PAUSE_MIN_MS)) return sleep(ms, ...rest);
+  if (waiting++ === 0) setPausing(true);
+  return sleep(ms, ...rest).finally(() => {
+    if (--waiting === 0) setPausing(false);
+  });
+};
+
+function setPausing(pausing) {
   if (active === 0) return;
-  paused = Boolean(pausing);
-  parentPort.postMessage({ pausing: paused });
+  paused = pausing;
+  parentPort.postMessage({ pausing });
   // A paused invocation may wait for seconds: what was handed over waits for another sandbox instead
   // (given back after the pause is told, so that the parent does not hand it over here again).
   if (paused) giveBack();
-};
+}
 
 /** The invocation handed over while another ran (its message), started when that one answers. */
 let nextUp;
@@ -98,13 +88,9 @@ function errorPayload(error) {
 }
 
 parentPort.on('message', (message) => {
-  const { id, memory, flush, dynamoFaults, takeBack } = message;
+  const { id, memory, flush, takeBack } = message;
   if (takeBack !== undefined) {
     if (nextUp?.id === takeBack) giveBack();
-    return;
-  }
-  if (dynamoFaults) {
-    meter?.setDynamoFaults(dynamoFaults);
     return;
   }
   if (memory) {
@@ -113,8 +99,8 @@ parentPort.on('message', (message) => {
     return;
   }
   if (flush) {
-    // The sandbox is being stopped (its invocation timed out): hand over what was counted so far.
-    parentPort.postMessage({ id, result: null, meter: meter?.take() });
+    // The sandbox is being stopped (its invocation timed out): nothing is left to hand over.
+    parentPort.postMessage({ id, result: null });
     return;
   }
   if (message.handOver && active > 0) {
@@ -148,6 +134,7 @@ async function run({ id, event, context, handOver, timeoutMs }) {
   }
   active--;
   paused = false;
+  waiting = 0;
   // The next one starts at once, unless this one overran its deadline: the parent then stops this
   // sandbox, and what was handed over is given back to run elsewhere.
   const next = nextUp;
@@ -156,7 +143,6 @@ async function run({ id, event, context, handOver, timeoutMs }) {
   parentPort.postMessage({
     ...answer,
     overlapped,
-    meter: meter?.take(),
     cpuMs: threadCpuMs(),
     ...(startsNext ? { startedNext: next.id } : {}),
   });

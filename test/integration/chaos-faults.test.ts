@@ -1,5 +1,3 @@
-import http = require('node:http');
-
 import {
   DynamoDBClient,
   ListTablesCommand,
@@ -9,7 +7,6 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { installDynamoMeter } from '@commerce/local-cloud';
 import { ConcurrencyError } from '../../functions/shared/errors';
 import { appendAtomically } from '../../functions/shared/event-store';
 import { DeadlineRetries, RETRY_MARGIN_MS, retryWithin } from '../../functions/shared/retries';
@@ -47,22 +44,20 @@ afterEach(async () => {
 });
 
 describe('DynamoDB refusing calls', () => {
-  // The meter, installed in this process as it is in each sandbox, on the local cloud's DynamoDB
-  // (its AWS endpoint passes DynamoDB calls on to DynamoDB Local).
-  const request = http.request;
-  let meter: ReturnType<typeof installDynamoMeter>;
+  // Faults are injected into the functions' calls: this client signs as the accounts API function
+  // (the AWS endpoint knows a caller by its access key), within that function's role.
+  let accountsFunction: string;
   let dynamo: DynamoDBClient;
   let table: string;
+  const setDynamoFaults = (rules: unknown[]) => admin('faults/dynamodb', rules);
   beforeAll(async () => {
-    meter = installDynamoMeter({
-      port: Number(new URL(awsEndpoint()).port),
-      partitionKeys: {},
-      onWrite: () => {},
-    });
+    const wiring = (await (await fetch(`${awsEndpoint()}/_local/wiring`)).json()) as { functions: string[] };
+    accountsFunction = wiring.functions.find((f) => /^AccountsApi/.test(f))!;
+    expect(accountsFunction).toBeDefined();
     dynamo = new DynamoDBClient({
       endpoint: awsEndpoint(),
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      credentials: { accessKeyId: accountsFunction, secretAccessKey: 'local' },
       maxAttempts: 3,
     });
     const { TableNames = [] } = await dynamo.send(new ListTablesCommand({}));
@@ -71,7 +66,6 @@ describe('DynamoDB refusing calls', () => {
   });
   afterAll(() => {
     dynamo.destroy();
-    http.request = request;
   });
   const query = (client = dynamo) =>
     client.send(
@@ -83,7 +77,7 @@ describe('DynamoDB refusing calls', () => {
     );
 
   test('a throttled call is AWS’s error to the SDK, which retries it as a throttling error', async () => {
-    meter.setDynamoFaults([{ error: 'ProvisionedThroughputExceededException', rate: 1 }]);
+    await setDynamoFaults([{ error: 'ProvisionedThroughputExceededException', rate: 1 }]);
     const error = await query().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProvisionedThroughputExceededException);
     const e = error as ProvisionedThroughputExceededException;
@@ -91,7 +85,7 @@ describe('DynamoDB refusing calls', () => {
     expect(e.$metadata.attempts).toBe(3);
     expect(e.message).toMatch(/provisioned throughput for the table was exceeded/);
 
-    meter.setDynamoFaults([{ error: 'ThrottlingException', rate: 1 }]);
+    await setDynamoFaults([{ error: 'ThrottlingException', rate: 1 }]);
     const throttled = (await query().catch((x: unknown) => x)) as {
       name: string;
       $metadata: { attempts: number };
@@ -104,7 +98,7 @@ describe('DynamoDB refusing calls', () => {
     const functionsClient = new DynamoDBClient({
       endpoint: awsEndpoint(),
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      credentials: { accessKeyId: accountsFunction, secretAccessKey: 'local' },
       retryStrategy: new DeadlineRetries(5),
     });
     retryWithin({ getRemainingTimeInMillis: () => RETRY_MARGIN_MS + 500 });
@@ -120,12 +114,12 @@ describe('DynamoDB refusing calls', () => {
     expect(Date.now() - started).toBeLessThan(500 + 1_000);
 
     // Lifted: the same call reaches DynamoDB again.
-    meter.setDynamoFaults([]);
+    await setDynamoFaults([]);
     await expect(query()).resolves.toMatchObject({ Count: 0 });
   });
 
   test('a transaction conflict cancels the transaction with its reasons, which the SDK leaves to the caller', async () => {
-    meter.setDynamoFaults([{ error: 'TransactionConflict', rate: 1 }]);
+    await setDynamoFaults([{ error: 'TransactionConflict', rate: 1 }]);
     const put = (id: string) => ({
       Put: {
         TableName: table,
@@ -141,7 +135,7 @@ describe('DynamoDB refusing calls', () => {
     expect(e.$metadata.attempts).toBe(1);
     expect(e.CancellationReasons?.map((r) => r.Code).sort()).toEqual(['None', 'TransactionConflict']);
     // The refused transaction never reached DynamoDB: nothing was written.
-    meter.setDynamoFaults([]);
+    await setDynamoFaults([]);
     const written = await dynamo.send(
       new QueryCommand({
         TableName: table,
@@ -171,17 +165,17 @@ describe('DynamoDB refusing calls', () => {
       ],
     });
     const appends = [append(`cus_conflict_a_${run}`), append(`cus_conflict_b_${run}`)];
-    meter.setDynamoFaults([{ error: 'TransactionConflict', rate: 1 }]);
+    await setDynamoFaults([{ error: 'TransactionConflict', rate: 1 }]);
     const conflict = await appendAtomically(documents, appends).catch((e: unknown) => e);
     expect(conflict).toBeInstanceOf(ConcurrencyError);
     expect((conflict as ConcurrencyError).aggregateIds).toHaveLength(1);
     expect((conflict as ConcurrencyError).existing).toEqual([]);
     // A single write (a plain conditional put) meeting a transaction on its item is the same race.
-    meter.setDynamoFaults([{ error: 'TransactionConflict', rate: 1, operations: ['PutItem'] }]);
+    await setDynamoFaults([{ error: 'TransactionConflict', rate: 1, operations: ['PutItem'] }]);
     const single = await appendAtomically(documents, [appends[0]!]).catch((e: unknown) => e);
     expect(single).toBeInstanceOf(ConcurrencyError);
     expect((single as ConcurrencyError).existing).toEqual([]);
-    meter.setDynamoFaults([]);
+    await setDynamoFaults([]);
     await appendAtomically(documents, appends);
     // Written once, the same appends fail their conditions: those items do exist.
     const repeat = await appendAtomically(documents, appends).catch((e: unknown) => e);

@@ -1,6 +1,7 @@
 // The pieces `--data-dir` keeps, each on its own (the whole cloud crashed and restarted is
-// crash.test.ts): DynamoDB Local on disk through a SIGKILL, the tables kept or refused at the next
-// start, and the dead-letter queues read back.
+// crash.test.ts): the DynamoDB engine's journal through a SIGKILL, the tables kept or refused at the
+// next start, and the dead-letter queues read back.
+import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,11 +9,11 @@ import type { Assembly } from '../../assembly';
 import { resolver } from '../../assembly';
 import { dataDirLayout, lockDataDir } from '../../data-dir';
 import { DynamoJsonClient } from '../../dynamo-client';
-import { type DynamoDbLocal, startDynamoDbLocal } from '../../dynamodb';
+import { DynamoDbEngine, Journal } from '../../dynamodb';
 import { LocalQueues } from '../../queues';
 import { createTables } from '../../tables';
 
-const START_TIMEOUT_MS = 180_000;
+const START_TIMEOUT_MS = 60_000;
 
 let dir: string;
 beforeAll(() => {
@@ -68,27 +69,62 @@ async function streamAfter(dynamo: DynamoJsonClient, streamArn: string, after?: 
   return page.Records.map((r) => [r.dynamodb.SequenceNumber, r.dynamodb.Keys.id.S] as const);
 }
 
+/** Calls the engine over HTTP, as a function would (DynamoDB's JSON protocol). */
+async function call(endpoint: string, target: string, input: unknown) {
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${target}` },
+    body: JSON.stringify(input),
+  });
+  if (response.status !== 200) throw new Error(`${target}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
 test(
-  'DynamoDB Local on disk: killed with SIGKILL after a write, started again, it has the table, the item and the stream, which goes on',
+  'the engine journaled: killed with SIGKILL right after its answers, started again, it has the table, the items and the stream, which goes on',
   async () => {
     const dbDir = dataDirLayout(dir).dynamodb;
-    let ddb: DynamoDbLocal | undefined = await startDynamoDbLocal({ dbDir });
-    let dynamo = new DynamoJsonClient(ddb.port);
+    // The engine in a process of its own, so that SIGKILL ends it with nothing flushed or closed.
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(__dirname, '..', 'fixtures', 'dynamodb-server.ts'), dbDir],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const endpoint = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /READY (\S+)/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`the engine exited (${code}) before it was ready`)));
+    });
+    let streamArn: string;
+    let before: (readonly [string, string])[];
     try {
-      const first = await createTables(assemblyWith(), resolver(assemblyWith()), dynamo);
-      const streamArn = first.get('Orders')!.streamArn!;
-      for (const id of ['a', 'b']) {
-        await dynamo.call('DynamoDB_20120810.PutItem', { TableName: 'Orders', Item: { id: { S: id } } });
-      }
-      const before = await streamAfter(dynamo, streamArn);
-      expect(before.map(([, id]) => id)).toEqual(['a', 'b']);
-      // No stop, no flush: the JVM is gone the moment the answers are in.
-      process.kill(ddb.pid, 'SIGKILL');
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      dynamo.close();
+      const created = (await call(endpoint, 'CreateTable', {
+        TableName: 'Orders',
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+      })) as { TableDescription: { LatestStreamArn: string } };
+      streamArn = created.TableDescription.LatestStreamArn;
+      for (const id of ['a', 'b'])
+        await call(endpoint, 'PutItem', { TableName: 'Orders', Item: { id: { S: id } } });
+    } finally {
+      // No stop, no flush: the process is gone the moment the answers are in.
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
 
-      ddb = await startDynamoDbLocal({ dbDir });
-      dynamo = new DynamoJsonClient(ddb.port);
+    const journal = new Journal(dbDir);
+    try {
+      const dynamo = new DynamoJsonClient(new DynamoDbEngine(journal));
+      before = await streamAfter(dynamo, streamArn);
+      expect(before.map(([, id]) => id)).toEqual(['a', 'b']);
       // The table is kept, not created again: the same stream.
       const again = await createTables(assemblyWith(), resolver(assemblyWith()), dynamo);
       expect(again.get('Orders')!.streamArn).toBe(streamArn);
@@ -109,8 +145,7 @@ test(
         createTables(assemblyWith('version'), resolver(assemblyWith('version')), dynamo),
       ).rejects.toThrow(/table Orders kept from an earlier start differs from the template \(key schema\)/);
     } finally {
-      dynamo.close();
-      await ddb?.stop();
+      journal.close();
     }
   },
   START_TIMEOUT_MS,

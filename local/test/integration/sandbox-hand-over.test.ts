@@ -12,8 +12,9 @@ import { LambdaRuntime, type LambdaRuntimeOptions } from '../../lambda/runtime';
  * times out, or when that one pauses.
  */
 
-// Each sandbox names itself; an invocation sleeps `ms`, may then pause `pauseMs` (the hook of
-// functions/shared/pause.ts), appends its tag to `log`, and answers with its sandbox's name.
+// Each sandbox names itself; an invocation sleeps `ms` (a plain timer: work, to the runtime), may then pause
+// `pauseMs` (awaiting node:timers/promises, which the sandbox sees as a pause, as in functions/shared/poll.ts),
+// appends its tag to `log`, and answers with its sandbox's name.
 const HANDLER = `
 const sandbox = Math.random().toString(36).slice(2);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -21,12 +22,7 @@ let running = 0;
 exports.handler = async (e) => {
   if (++running > 1) throw new Error('two invocations at once');
   await sleep(e.ms ?? 10);
-  if (e.pauseMs) {
-    const pausing = globalThis[Symbol.for('local-cloud.lambda.pausing')];
-    pausing(true);
-    await sleep(e.pauseMs);
-    pausing(false);
-  }
+  if (e.pauseMs) await require('node:timers/promises').setTimeout(e.pauseMs);
   if (e.log) require('node:fs').appendFileSync(e.log, e.tag + '\\n');
   running--;
   return { sandbox, tag: e.tag };

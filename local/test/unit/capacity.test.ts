@@ -1,4 +1,5 @@
-import { askForConsumedCapacity, consumedReadUnits, itemSize, itemWrites } from '../../capacity';
+import { itemWrites } from '../../capacity';
+import { itemSize } from '../../dynamodb/values';
 
 const partitionKeyOf = () => 'aggregateId';
 
@@ -30,25 +31,5 @@ describe('DynamoDB billing arithmetic of the local counters', () => {
       { table: 'T', key: 'b', units: 2, transactional: true },
       { table: 'U', key: undefined, units: 2, transactional: true },
     ]);
-  });
-
-  test('read units come from the consumed capacity DynamoDB Local reports', () => {
-    const query =
-      '{"Items":[{"TableName":{"S":"decoy"}}],"ConsumedCapacity":{"TableName":"T","CapacityUnits":0.5}}';
-    expect([...consumedReadUnits(query)]).toEqual([['T', 0.5]]);
-    const batch =
-      '{"Responses":{},"ConsumedCapacity":[{"TableName":"A","CapacityUnits":1.0},{"TableName":"B","CapacityUnits":2.5}]}';
-    expect(Object.fromEntries(consumedReadUnits(batch))).toEqual({ A: 1, B: 2.5 });
-    expect(consumedReadUnits('{"Items":[]}').size).toBe(0);
-  });
-
-  test('reads are asked for their consumed capacity, unless the caller chose', () => {
-    const asked = JSON.parse(askForConsumedCapacity(Buffer.from('{"TableName":"T"}')).toString());
-    expect(asked).toEqual({ ReturnConsumedCapacity: 'TOTAL', TableName: 'T' });
-    expect(JSON.parse(askForConsumedCapacity(Buffer.from('{}')).toString())).toEqual({
-      ReturnConsumedCapacity: 'TOTAL',
-    });
-    const chosen = Buffer.from('{"TableName":"T","ReturnConsumedCapacity":"NONE"}');
-    expect(askForConsumedCapacity(chosen)).toBe(chosen);
   });
 });
