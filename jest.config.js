@@ -1,6 +1,6 @@
 // Three projects: unit (pure, no I/O), infra (CDK assertions on the synthesized
-// templates), integration (against DynamoDB Local and the local cloud); and the
-// local cloud's own (local/jest.config.js: local-unit, local-integration).
+// templates), integration (against the local cloud and its DynamoDB engine); and the
+// local cloud's own (local/jest.config.js: local-unit, local-integration, local-conformance).
 const local = require('./local/jest.config.js');
 
 const transform = { '^.+\\.ts$': 'ts-jest' };

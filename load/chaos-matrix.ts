@@ -151,7 +151,7 @@ export function chaosMatrix(): Cell[] {
   cells.push({
     name: 'crash',
     description:
-      'the local cloud killed with SIGKILL (its process group, DynamoDB Local included) halfway through, then started again on its data',
+      'the local cloud killed with SIGKILL (its whole process group) halfway through, then started again on its data',
     faults: { ...none, crash: true },
     // Sagas cut off by the crash are ended by the sweeper after their deadline.
     reasons: ['TIMEOUT'],

@@ -30,10 +30,10 @@ function workload(): string {
  * the same workload: a changed workload makes earlier figures incomparable).
  * Hosts of the same type differ from day to day when their neighbours are
  * busy: measured on 2026-11-26, the AWS SDK's CPU per DynamoDB call
- * (local/bench/sdk-call.ts) was 0.64–0.89 ms against 0.47 two days before on
- * the same code, and a 20/s level's CPU per transaction ranged 35–79 ms. A
- * load report prints this figure before and after its run, so that runs are
- * compared on the machine they had.
+ * (local/bench/sdk-call.ts, since removed) was 0.64–0.89 ms against 0.47 two
+ * days before on the same code, and a 20/s level's CPU per transaction ranged
+ * 35–79 ms. A load report prints this figure before and after its run, so
+ * that runs are compared on the machine they had.
  */
 export function cpuProbe(): { ms: number; digest: string } {
   // The first runs compile the workload (in a fresh process they took up to twice as long): not timed.

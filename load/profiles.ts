@@ -15,8 +15,8 @@ export interface Profile {
   /**
    * Seconds of the mix at the first level's rate before the first level, not measured (its orders are
    * checked with the rest): a fresh target's JIT compilers and function sandboxes warm up in it.
-   * Measured here: DynamoDB Local's JVM took about 5 ms of CPU per call at its start and 0.7 ms after
-   * some 2,500 calls, and every function's first sandboxes start during the first seconds of load.
+   * Every function's first sandboxes start during the first seconds of load, and V8 compiles the
+   * code the calls run (the DynamoDB engine's included) as it turns hot.
    */
   readonly warmUpSeconds: number;
   readonly weights: {

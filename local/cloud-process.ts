@@ -28,7 +28,7 @@ export interface CloudProcessOptions {
  * ```ts
  * const cloud = await CloudProcess.start({ dataDir, args: ['--schedule-interval-ms', '500'] });
  * // ... load against cloud.apiUrl ...
- * await cloud.crash();     // SIGKILL to the whole group: the cloud and DynamoDB Local's JVM
+ * await cloud.crash();     // SIGKILL to the whole group: the cloud and any child it runs
  * await cloud.restart();   // the same command on the same data and ports; resolves once it serves
  * await cloud.stop();      // SIGTERM, as Ctrl-C: a clean stop
  * ```
@@ -80,7 +80,7 @@ export class CloudProcess {
 
   /**
    * Stops the cloud cleanly: SIGTERM to the leader (the cloud, which stops
-   * its parts in order, DynamoDB Local last), then waits
+   * its parts in order, the DynamoDB journal and the data directory's lock last), then waits
    * for the whole group; SIGKILL to the group if it has not gone in 15 s.
    */
   async stop(): Promise<void> {
@@ -183,8 +183,8 @@ export class CloudProcess {
     };
     send(signal, leaderOnly ? pgid : -pgid);
     const deadline = Date.now() + EXIT_TIMEOUT_MS;
-    // The leader's exit is not enough: DynamoDB Local's JVM (a grandchild) must be gone too, or the
-    // next start would find its database still held.
+    // The leader's exit is not enough: a child it started (a synth under way) must be gone too, so
+    // that the next start finds nothing of this one still running.
     while (groupAlive(pgid)) {
       if (Date.now() > deadline) send('SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -4,15 +4,15 @@ import { dirname, join } from 'node:path';
 /**
  * What the local cloud keeps in `--data-dir DIR` so that a start on the same
  * DIR resumes where the last one stopped, however it stopped (Ctrl-C or
- * SIGKILL): DynamoDB Local's database, each stream mapping's position, the
+ * SIGKILL): the DynamoDB engine's journal, each stream mapping's position, the
  * dead-letter queues, and when each scheduled rule last fired. The layout:
  *
  * ```text
- * DIR/dynamodb/shared-local-instance.db   DynamoDB Local (-dbPath): tables, items, stream records
- * DIR/streams/<mapping>.json              the last sequence number handled per shard
- * DIR/dead-letters/<queue>.jsonl          every message sent to a queue, one per line
- * DIR/schedules.json                      each scheduled rule's last scheduled time
- * DIR/lock                                the process id of the cloud running on it
+ * DIR/dynamodb/journal.jsonl        every DynamoDB write, one per line (tables, items, stream records)
+ * DIR/streams/<mapping>.json        the last sequence number handled per shard
+ * DIR/dead-letters/<queue>.jsonl    every message sent to a queue, one per line
+ * DIR/schedules.json                each scheduled rule's last scheduled time
+ * DIR/lock                          the process id of the cloud running on it
  * ```
  */
 export function dataDirLayout(dataDir: string) {
@@ -36,8 +36,8 @@ export interface KeptDocument<T> {
  * One JSON document in a file, replaced whole at each write (written beside
  * it, then renamed over it: rename is atomic, so a crash at any moment
  * leaves the previous document or the new one, never a torn one). Not
- * fsynced: it survives the process's crash, not the machine's, as DynamoDB
- * Local's database does (see Launcher.java).
+ * fsynced: it survives the process's crash, not the machine's, as the
+ * DynamoDB engine's journal does (see local/dynamodb/journal.ts).
  */
 export class JsonFile<T> implements KeptDocument<T> {
   constructor(readonly path: string) {}
@@ -58,8 +58,7 @@ export class JsonFile<T> implements KeptDocument<T> {
 
 /**
  * Claims the data directory for this process (`DIR/lock`, holding its
- * process id): two local clouds on one DynamoDB Local database would corrupt
- * it. A lock left by a process that no longer runs (killed) is taken over.
+ * process id): two local clouds appending to one journal would corrupt it. A lock left by a process that no longer runs (killed) is taken over.
  * Returns the release.
  */
 export function lockDataDir(layout: ReturnType<typeof dataDirLayout>): () => void {

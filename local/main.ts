@@ -85,7 +85,7 @@ async function main() {
           } else if (changes.code.size > 0) {
             console.log(
               `[local] new code for ${[...changes.code.keys()].join(', ')}: ` +
-                'their next invocations start new sandboxes on it (DynamoDB Local and its data kept)',
+                'their next invocations start new sandboxes on it (the tables and their data kept)',
             );
           } else console.log('[local] the synthesized app did not change');
         } catch (error) {

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,19 +61,5 @@ export function fetchMavenDependencies(pomDir: string, outDir: string): string {
   const { args, env } = mavenCommand(pomDir, outDir);
   const result = spawnSync('mvn', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
   checkFetched(pomDir, outDir, result.error, result.status);
-  return outDir;
-}
-
-/** `fetchMavenDependencies` without blocking this process (the local cloud synthesizes meanwhile). */
-export async function fetchMavenDependenciesAsync(pomDir: string, outDir: string): Promise<string> {
-  if (isFetched(pomDir, outDir)) return outDir;
-  prepareOutDir(outDir);
-  const { args, env } = mavenCommand(pomDir, outDir);
-  const { error, status } = await new Promise<{ error?: Error; status: number | null }>((resolve) => {
-    const child = spawn('mvn', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
-    child.once('error', (e) => resolve({ error: e, status: null }));
-    child.once('close', (code) => resolve({ status: code }));
-  });
-  checkFetched(pomDir, outDir, error, status);
   return outDir;
 }

@@ -91,18 +91,18 @@ export function mappingSpecs(
   });
 }
 
-// Every write through the local cloud's AWS endpoint pokes its table's pollers at once, so an idle
-// poll only catches what reached DynamoDB Local some other way. It backs off, because a GetRecords
-// of an idle stream reads DynamoDB Local's stream records of every table since that stream's last.
+// Every write the DynamoDB engine commits pokes its table's pollers at once, so an idle poll is only
+// a safety net: it finds nothing unless a poke went astray. It backs off, as it rarely finds anything.
 const IDLE_POLL_MIN_MS = 500;
 const IDLE_POLL_MAX_MS = 4_000;
 const RETRY_DELAY_MS = 50;
 /**
  * After a poke, how long the poller collects further writes before it polls:
- * one GetRecords then takes all of them. Lambda itself polls a stream's shard
- * about four times a second; polling at every write cost DynamoDB Local
- * about 2 ms of CPU per GetRecords, and an order's writes woke the two
- * pollers nine times (measured: 9.4 GetRecords per order).
+ * one GetRecords then takes all of them, in fewer, fuller batches. Lambda itself
+ * polls a stream's shard about four times a second. Chosen on DynamoDB
+ * Local, the server the local cloud used before its own engine: polling at
+ * every write cost it about 2 ms of CPU per GetRecords, and an order's
+ * writes woke the two pollers nine times (measured: 9.4 GetRecords per order).
  */
 const POKE_COLLECT_MS = 20;
 
@@ -275,7 +275,7 @@ export class StreamPoller {
   }
 
   private async refreshShards() {
-    // Until a shard is open (DynamoDB Local opens one on the first write), look again on every poll.
+    // Until a shard is known (a stream may list none before its first write), look again on every poll.
     if (!this.shardsChanged && [...this.iterators.values()].some((i) => i !== null)) return;
     this.shardsChanged = false;
     const description = await this.dynamo.call<{
@@ -322,7 +322,7 @@ export class StreamPoller {
         Limit: this.spec.batchSize,
       });
     } catch (error) {
-      // DynamoDB Local invalidates an iterator taken on an empty shard once records arrive; take a fresh one.
+      // The iterator expired (15 minutes after it was issued) or its records were trimmed; take a fresh one.
       const code = (error as { code?: string }).code;
       if (code !== 'TrimmedDataAccessException' && code !== 'ExpiredIteratorException') throw error;
       this.iterators.set(shardId, await this.iteratorFor(shardId));

@@ -16,14 +16,13 @@ interface TableDescription {
 }
 
 /**
- * Creates every AWS::DynamoDB::Table of the template in DynamoDB Local, with
- * its keys, indexes and stream. All at start: DynamoDB Local becomes very
- * slow at creating a stream table after others have taken many writes.
+ * Creates every AWS::DynamoDB::Table of the template in the DynamoDB engine,
+ * with its keys, indexes and stream, all at start.
  *
- * A table that exists already (DynamoDB Local on disk, started again on the
- * same data) is kept as it is, data and stream included, if its keys and
- * indexes are the template's; if they are not, the start fails rather than
- * run the app on a table it was not written for.
+ * A table that exists already (replayed from the journal of `--data-dir`,
+ * started again on the same data) is kept as it is, data and stream
+ * included, if its keys and indexes are the template's; if they are not,
+ * the start fails rather than run the app on a table it was not written for.
  */
 export async function createTables(assembly: Assembly, resolve: Resolve, dynamo: DynamoJsonClient) {
   const tables = new Map<string, LocalTable>();

@@ -5,13 +5,13 @@ import { dynamoAuthorizations } from '../iam-actions';
 import { LocalPrincipals } from '../principals';
 
 /**
- * What IAM enforced locally costs per call: the check a sandbox makes before
- * each DynamoDB request leaves (parse the body, list the (action, resource)
- * pairs, decide each from the principal's cache), measured on the real
- * template's roles (a cloud assembly: default ./cdk.out, as `npm start` synthesizes it) for the calls
- * the app makes most: a PutItem, a consistent Query, a two-item
- * TransactWriteItems. Also the first (uncached) decision, over a fresh
- * principal each time.
+ * What IAM enforced locally costs per call: the check the AWS endpoint makes
+ * on a function's DynamoDB request before the engine runs it (parse the
+ * body, list the (action, resource) pairs, decide each from the principal's
+ * cache), measured on the real template's roles (a cloud assembly: default
+ * ./cdk.out, as `npm start` synthesizes it) for the calls the app makes
+ * most: a PutItem, a consistent Query, a two-item TransactWriteItems. Also
+ * the first (uncached) decision, over a fresh principal each time.
  *
  *   npx tsx local/bench/iam.ts [--calls 200000] [assembly dir]
  */
@@ -21,11 +21,11 @@ const calls = callsAt >= 0 ? Number(args[callsAt + 1]) : 200_000;
 const dir = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--calls') ?? resolve('cdk.out');
 
 const assembly = readAssembly(dir);
-// Stream ARNs as DynamoDB Local makes them (the policies of stream consumers name them).
+// A stream ARN per table, in DynamoDB's form (the policies of stream consumers name them).
 const streams = new Map(
   Object.keys(assembly.template.Resources).map((id) => [
     id,
-    `arn:aws:dynamodb:ddblocal:000000000000:table/${id}/stream/x`,
+    `arn:aws:dynamodb:us-east-1:000000000000:table/${id}/stream/x`,
   ]),
 );
 const principals = new LocalPrincipals(assembly, resolver(assembly, streams));

@@ -346,6 +346,15 @@ function projectPath(item: Item, path: Path, into: Map<string, Projected>): void
   members.set(path[path.length - 1]!, { kind: 'whole', value });
 }
 
+/** `item` reduced to `paths`, nested structure kept (a projection's, and UpdateItem's UPDATED_ return values). */
+export function projectPaths(item: Item, paths: readonly Path[]): Item {
+  const top = new Map<string, Projected>();
+  for (const path of paths) projectPath(item, path, top);
+  const out: Item = {};
+  for (const [name, node] of top) out[name] = assemble(node);
+  return out;
+}
+
 /** Compiles a projection expression (paths must not overlap). */
 export function compileProjection(binding: Binding, nodes: readonly PathNode[]): CompiledProjection {
   const paths = nodes.map((node) => binding.path(node));
@@ -364,14 +373,5 @@ export function compileProjection(binding: Binding, nodes: readonly PathNode[]):
       { paths },
     );
   }
-  return Object.assign(
-    (item: Item) => {
-      const top = new Map<string, Projected>();
-      for (const path of paths) projectPath(item, path, top);
-      const out: Item = {};
-      for (const [name, node] of top) out[name] = assemble(node);
-      return out;
-    },
-    { paths },
-  );
+  return Object.assign((item: Item) => projectPaths(item, paths), { paths });
 }

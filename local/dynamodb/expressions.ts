@@ -38,6 +38,7 @@ import { type AttributeValue, type Item, typeOf, validateValue, valuesEqual } fr
 export type { Path } from './expression-eval';
 export { getPath } from './expression-eval';
 export type { CompiledProjection, CompiledUpdate } from './expression-update';
+export { projectPaths } from './expression-update';
 
 /** The expressions one request carries (any may be absent). */
 export interface RequestExpressions {

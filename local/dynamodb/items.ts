@@ -1,6 +1,7 @@
 import { Consumption, changeUnits, readUnits } from './capacity';
 import type { DynamoDbEngine, Input } from './engine';
 import { DynamoDbError, validation } from './errors';
+import { type Path, projectPaths } from './expressions';
 import { normalizeItem } from './normalize';
 import { type Compiled, compileExpressions } from './request';
 import type { Table } from './tables';
@@ -56,7 +57,7 @@ export function updateItem(engine: DynamoDbEngine, input: Input) {
   consumed.addChange(table, changeUnits(table, before, after, false));
   engine.commit([{ table, before, after }]);
   return {
-    ...returnedAttributes(returnValues, before, after, compiled.update?.names ?? []),
+    ...returnedAttributes(returnValues, before, after, compiled.update?.paths ?? []),
     ...consumed.report(input, false),
   };
 }
@@ -111,22 +112,21 @@ export function checkCondition(compiled: Compiled, before: Item | undefined, inp
   );
 }
 
-/** UpdateItem's `ReturnValues`: the UPDATED_ forms return the top-level attributes the update expression names. */
-function returnedAttributes(mode: string, before: Item | undefined, after: Item, updated: readonly string[]) {
-  const pick = (from: Item | undefined) => {
-    const out: Item = {};
-    for (const name of updated) if (from?.[name]) out[name] = from[name]!;
-    return out;
-  };
+/**
+ * UpdateItem's `ReturnValues`: the UPDATED_ forms return only what the update
+ * expression's paths name, nested structure kept ("Returns only the updated
+ * attributes", UpdateItem, API Reference).
+ */
+function returnedAttributes(mode: string, before: Item | undefined, after: Item, updated: readonly Path[]) {
   const attributes =
     mode === 'ALL_OLD'
       ? before
       : mode === 'ALL_NEW'
         ? after
         : mode === 'UPDATED_OLD'
-          ? pick(before)
+          ? before && projectPaths(before, updated)
           : mode === 'UPDATED_NEW'
-            ? pick(after)
+            ? projectPaths(after, updated)
             : undefined;
   return attributes && Object.keys(attributes).length > 0 ? { Attributes: attributes } : {};
 }

@@ -10,6 +10,7 @@ const CANONICAL_INTEGER = /^-?[1-9]\d{0,37}$|^0$/;
  * the form DynamoDB returns them (`1.50` is stored and read back as `1.5`).
  */
 export function normalizeItem(item: unknown, where: string): Item {
+  // `where` names the parameter in the one error DynamoDB words with it: a parameter that is not a map.
   if (!item || typeof item !== 'object' || Array.isArray(item)) {
     throw validation(`One or more parameter values were invalid: ${where} must be a map of attribute values`);
   }
@@ -21,7 +22,8 @@ export function normalizeItem(item: unknown, where: string): Item {
       );
     }
     const value = (item as Item)[name]!;
-    validateValue(value, where);
+    // '' words the error as DynamoDB does for an item's own attribute (a placeholder is named instead).
+    validateValue(value, '');
     out[name] = normalizeValue(value);
   }
   return out;

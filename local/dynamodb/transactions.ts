@@ -41,7 +41,12 @@ export function transactWriteItems(engine: DynamoDbEngine, input: Input) {
     if (seen.has(id)) throw validation('Transaction request cannot include multiple operations on one item');
     seen.add(id);
   }
-  const bytes = actions.reduce((n, a) => n + itemSize(a.item ?? a.key) + JSON.stringify(a.input).length, 0);
+  // "The aggregate size of the items in the transaction cannot exceed 4 MB": a put counts its item, the
+  // other actions their key and the values their expressions carry.
+  const bytes = actions.reduce(
+    (n, a) => n + itemSize(a.item ?? a.key) + itemSize(a.input.ExpressionAttributeValues as Item | undefined),
+    0,
+  );
   if (bytes > MAX_BYTES) {
     throw validation('Transaction request size exceeds the maximum allowed size of 4 MB');
   }

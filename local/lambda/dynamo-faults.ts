@@ -1,11 +1,13 @@
 /**
  * DynamoDB refusing a share of the functions' calls, as AWS does under
  * pressure (`POST /_local/faults/dynamodb`). A refused call never reaches
- * DynamoDB Local: the sandbox's meter answers it with the status, `__type`
- * and message AWS sends, so the SDK classifies and retries it exactly as it
+ * the DynamoDB engine: the local AWS endpoint answers it (local/cloud.ts,
+ * `gateDynamo`, after the caller's IAM check) with the status, `__type` and
+ * message AWS sends, so the SDK classifies and retries it exactly as it
  * would on AWS (throughput and throttling errors are retried by the SDK
- * itself; a cancelled transaction is the caller's to handle). Off by
- * default; with no rules the meter does not look at a call.
+ * itself; a cancelled transaction is the caller's to handle). Only the
+ * functions' calls are refused, never those of tests or the load tools. Off
+ * by default; with no rules no call is looked at for a fault.
  */
 
 /** The refusals DynamoDB makes under pressure. */

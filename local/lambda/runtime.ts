@@ -263,9 +263,11 @@ export const DEFAULT_MAX_SANDBOXES_PER_FUNCTION = 8;
  * costs about 25 MB resident fresh and 40–50 MB once it has run a while (its
  * heap and young generation grown). Under the integration suite (bursts of
  * 200 orders), 16 sandboxes took the main process to 750 MB and the whole
- * stack (with DynamoDB Local's JVM at 260 MB and tsx's launcher, since gone, at 44 MB)
- * to 1,050 MB; 13 still peaked at 1,020 MB. 12 (one warm per function of
- * this app's 11, and room for one more) keeps the stack within 1 GB.
+ * stack to 1,050 MB; 13 still peaked at 1,020 MB. 12 (one warm per function
+ * of this app's 11, and room for one more) keeps the stack within 1 GB.
+ * Measured when DynamoDB Local's JVM (260 MB of that) and tsx's launcher
+ * (44 MB) ran beside the main process; both are gone, and the DynamoDB
+ * engine now keeps its tables in the main process's heap instead.
  */
 export const DEFAULT_MAX_SANDBOXES = 12;
 /**
@@ -1017,8 +1019,9 @@ export class LambdaRuntime {
 
   /**
    * Stops a sandbox whose invocation timed out (Lambda resets such an
-   * environment): it takes no other invocation. What its meter counted so
-   * far is collected first, briefly.
+   * environment): it takes no other invocation. It is stopped once it
+   * answers a last `flush` message, or after 1 s: the round trip lets the
+   * worker's answer to `takeBack`, sent before it, arrive first.
    */
   private retire(sandbox: Sandbox) {
     sandbox.pool.stats.replacedAfterTimeout++;

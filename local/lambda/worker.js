@@ -99,7 +99,7 @@ parentPort.on('message', (message) => {
     return;
   }
   if (flush) {
-    // The sandbox is being stopped (its invocation timed out): nothing is left to hand over.
+    // The sandbox is being stopped (its invocation timed out): this answer follows whatever it answered before.
     parentPort.postMessage({ id, result: null });
     return;
   }

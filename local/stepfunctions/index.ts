@@ -206,9 +206,10 @@ export class LocalStepFunctions {
       functionArn: string,
     ) => void,
     /**
-     * Serves a `dynamodb:getItem` Task: checks the state machine's role, reads
-     * the item from DynamoDB Local and counts the read; rejects with the
-     * error's `code` (an AccessDeniedError when the role may not read it).
+     * Serves a `dynamodb:getItem` Task: checks the state machine's role and
+     * reads the item from the DynamoDB engine, in this process (the engine
+     * counts the read); rejects with the error's `code` (an AccessDeniedError
+     * when the role may not read it).
      */
     private readonly getItem?: (
       machine: { logicalId: string; roleArn?: string },

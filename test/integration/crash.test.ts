@@ -7,8 +7,8 @@ import { checkAnswer } from '../support/contract';
 
 /**
  * A hard crash: the local cloud, run on a data directory as a process group
- * of its own (the cloud and DynamoDB Local's JVM), killed whole with
- * SIGKILL while sagas are in flight, then started again on the same data.
+ * of its own (the cloud and its DynamoDB engine in one process), killed whole
+ * with SIGKILL while sagas are in flight, then started again on the same data.
  * Nothing acknowledged before the kill may be lost, and every order must
  * still end CONFIRMED or CANCELLED within its deadline plus the sweeper's
  * grace (or, for one whose time passed while the cloud was down, soon after

@@ -130,7 +130,7 @@ describe('the local runtime: a pool of sandboxes per function', () => {
   });
 });
 
-describe("the functions' DynamoDB calls, metered in their sandboxes", () => {
+describe("the functions' DynamoDB calls, counted at the AWS endpoint", () => {
   const table = (s: Stats, prefix: string) => Object.keys(s.dynamodb).find((t) => t.startsWith(prefix));
   const units = (s: Stats, name: string | undefined): Units =>
     (name && s.dynamodb[name]) || {
@@ -140,7 +140,7 @@ describe("the functions' DynamoDB calls, metered in their sandboxes", () => {
       transactionalWriteUnits: 0,
     };
 
-  test('count as the AWS endpoint counted them: units by item size, transactions doubled, reads as DynamoDB Local reports', async () => {
+  test("count as DynamoDB bills them: units by item size, transactions doubled, reads by the engine's consumed capacity", async () => {
     const product = await createProduct({ stock: 10 });
     await new Promise((resolve) => setTimeout(resolve, 500));
     const before = await stats();

@@ -1,8 +1,9 @@
 /**
  * The event store's contract, run against both implementations of
- * `EventStore`: DynamoDB Local in the integration project
- * (test/integration/event-store.test.ts) and `InMemoryEventStore` in the unit
- * project (test/unit/in-memory-event-store.test.ts). What the unit tests of use
+ * `EventStore`: `DynamoDbEventStore` on the local DynamoDB engine in the
+ * integration project (test/integration/event-store.test.ts) and
+ * `InMemoryEventStore` in the unit project
+ * (test/unit/in-memory-event-store.test.ts). What the unit tests of use
  * cases and saga steps rely on of the in-memory store is what holds here.
  */
 import { ConcurrencyError } from '../../functions/shared/errors';

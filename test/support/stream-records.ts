@@ -36,7 +36,7 @@ export function streamRecord(
       StreamViewType: 'NEW_IMAGE',
     },
     eventSourceARN:
-      'arn:aws:dynamodb:ddblocal:000000000000:table/OrdersEvents/stream/2026-01-01T00:00:00.000',
+      'arn:aws:dynamodb:us-east-1:000000000000:table/OrdersEvents/stream/2026-01-01T00:00:00.000',
   };
 }
 

@@ -1,5 +1,5 @@
 // The in-memory event store keeps the event store's contract (the same one
-// DynamoDB Local is held to in the integration project).
+// the DynamoDB store is held to, on the local DynamoDB engine, in the integration project).
 import { ConcurrencyError } from '../../functions/shared/errors';
 import { AggregateStore } from '../../functions/shared/event-store';
 import { InMemoryEventStore } from '../../functions/shared/in-memory-event-store';
@@ -9,8 +9,8 @@ const events = new InMemoryEventStore();
 eventStoreContract('in memory', () => events, 'events');
 
 // Not part of the shared contract: DynamoDB refuses a transaction with two operations on one item
-// (ValidationException), which DynamoDB Local instead answers as a failed condition. The in-memory store does as
-// DynamoDB does; the event store never builds such a transaction.
+// (ValidationException), and the in-memory store does as DynamoDB does; the event store never builds such a
+// transaction.
 test('the in-memory store refuses a transaction that names one item twice, as no race but an error', async () => {
   const store = new AggregateStore(events, 'events', 'Counter', {
     foldVersion: 1,

@@ -1,6 +1,6 @@
 // The order saga's steps as use cases, on the in-memory event store: every
 // step's outcomes (proceed, business errors, repeats, races) in milliseconds.
-// The same steps run on DynamoDB Local in test/integration/saga.test.ts.
+// The same steps run on the local cloud (its DynamoDB engine) in test/integration/saga.test.ts.
 import { paymentIdFor } from '../../functions/payments/domain';
 import { SagaError } from '../../functions/saga/steps';
 import { ConcurrencyError } from '../../functions/shared/errors';

@@ -44,7 +44,7 @@ describe('what IAM checks for each call (local/iam-actions.ts)', () => {
   });
 
   test('streams and operations on no table', () => {
-    const stream = 'arn:aws:dynamodb:ddblocal:000000000000:table/Orders/stream/2026-11-23T14:00:00.000';
+    const stream = 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders/stream/2026-11-23T14:00:00.000';
     expect(dynamoAuthorizations('ListTables', {})).toEqual([
       { action: 'dynamodb:ListTables', resource: '*' },
     ]);

@@ -7,7 +7,7 @@ import { type MappingSpec, StreamPoller } from '../../streams';
  * A mapping's batching window (MaximumBatchingWindowInSeconds) gathers the
  * records yet to come; records already waiting in the stream (a consumer
  * behind) are read batch after batch without waiting a window each, as on
- * Lambda. A fake stream of `total` records stands in for DynamoDB Local.
+ * Lambda. A fake stream of `total` records stands in for the DynamoDB engine's.
  */
 const spec = (batchingWindowMs: number): MappingSpec => ({
   logicalId: 'Mapping',
