@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { DynamoDbError, validation } from './errors';
 import { batchGetItem, batchWriteItem, deleteItem, getItem, putItem, updateItem } from './items';
 import type { Journal, JournalEntry } from './journal';
 import { query, scan } from './reads';
-import { decodeIterator, type StreamRecord, sequenceNumber } from './stream';
-import { REGION, type Table, type TableDefinition, Tables } from './tables';
+import { decodeIterator } from './stream';
+import { type Table, type TableDefinition, Tables } from './tables';
 import { transactGetItems, transactWriteItems } from './transactions';
-import { type Item, itemSize, valuesEqual } from './values';
+import { type Item, valuesEqual } from './values';
 
 /** One item changed by a write: its table, the item before and after (undefined: absent). */
 export interface Change {
@@ -116,8 +115,7 @@ export class DynamoDbEngine {
           if (index.collection.holds(after)) index.collection.insert(after);
       }
       written.add(table.name);
-      if (table.stream && !sameItem(before, after))
-        table.stream.append(this.streamRecord(table, before, after, at));
+      if (table.stream && !sameItem(before, after)) table.stream.append(this.sequence++, at, before, after);
     }
     if (this.journal && !this.replaying) {
       this.journal.append({
@@ -146,35 +144,6 @@ export class DynamoDbEngine {
     const table = this.tables.delete(String(name));
     if (this.journal && !this.replaying) this.journal.append({ drop: table.name });
     return table;
-  }
-
-  private streamRecord(
-    table: Table,
-    before: Item | undefined,
-    after: Item | undefined,
-    at: number,
-  ): StreamRecord {
-    const view = table.stream!.viewType;
-    const keys = table.keyOf((after ?? before)!);
-    const newImage = after && (view === 'NEW_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? after : undefined;
-    const oldImage = before && (view === 'OLD_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? before : undefined;
-    const sequence = this.sequence++;
-    return {
-      eventID: randomUUID().replaceAll('-', ''),
-      eventName: !before ? 'INSERT' : !after ? 'REMOVE' : 'MODIFY',
-      eventVersion: '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: REGION,
-      dynamodb: {
-        ApproximateCreationDateTime: Math.floor(at / 1000),
-        Keys: keys,
-        ...(newImage ? { NewImage: newImage } : {}),
-        ...(oldImage ? { OldImage: oldImage } : {}),
-        SequenceNumber: sequenceNumber(sequence),
-        SizeBytes: itemSize(keys) + itemSize(newImage) + itemSize(oldImage),
-        StreamViewType: view,
-      },
-    };
   }
 
   private replay(entry: JournalEntry) {

@@ -1,5 +1,5 @@
 import { DynamoDbError, validation } from './errors';
-import type { Item } from './values';
+import { type Item, itemSize } from './values';
 
 /** A stream record as `GetRecords` returns it (and Lambda delivers it). */
 export interface StreamRecord {
@@ -28,12 +28,25 @@ const ITERATOR_LIFETIME_MS = 15 * 60 * 1000;
 /** GetRecords: "The maximum number of records to return from the shard ... The upper limit is 1000." */
 const MAX_RECORDS = 1000;
 /**
- * Records kept at most beyond the 24 hours: a local cloud is not a 24-hour
+ * Changes kept at most beyond the 24 hours: a local cloud is not a 24-hour
  * service, and a long soak at 100 writes/s would keep gigabytes. The pollers
  * read records within milliseconds; a reader further behind than this gets
  * `TrimmedDataAccessException`, as it would after 24 hours on AWS.
  */
 const MAX_KEPT_RECORDS = 200_000;
+
+/**
+ * One change as the stream keeps it: its sequence number, when it was made,
+ * and the item before and after (the stored items themselves, shared with the
+ * table, never changed). The record `GetRecords` answers with is built from it
+ * when it is read: a change kept costs a few dozen bytes, not a record's.
+ */
+interface Change {
+  readonly sequence: bigint;
+  readonly at: number;
+  readonly before: Item | undefined;
+  readonly after: Item | undefined;
+}
 
 /**
  * One table's stream: a single open shard whose records carry sequence
@@ -42,8 +55,8 @@ const MAX_KEPT_RECORDS = 200_000;
  */
 export class TableStream {
   readonly shardId: string;
-  private records: StreamRecord[] = [];
-  /** Sequence number (as a bigint) of records[0]; records before it were trimmed. */
+  private changes: Change[] = [];
+  /** Sequence number of changes[0]; changes before it were trimmed. */
   private firstKept = 0n;
 
   constructor(
@@ -51,29 +64,57 @@ export class TableStream {
     readonly label: string,
     readonly viewType: StreamViewType,
     createdAt: number,
+    private readonly keyOf: (item: Item) => Item,
   ) {
     this.shardId = `shardId-${String(createdAt).padStart(20, '0')}-${label.replace(/\D/g, '').slice(0, 8)}`;
   }
 
-  append(record: StreamRecord) {
-    this.records.push(record);
-    if (this.records.length === 1) this.firstKept = BigInt(record.dynamodb.SequenceNumber);
-    const horizon = Date.now() / 1000 - RETENTION_MS / 1000;
-    let drop = Math.max(0, this.records.length - MAX_KEPT_RECORDS);
-    while (drop < this.records.length && this.records[drop]!.dynamodb.ApproximateCreationDateTime < horizon)
-      drop++;
+  append(sequence: bigint, at: number, before: Item | undefined, after: Item | undefined) {
+    this.changes.push({ sequence, at, before, after });
+    if (this.changes.length === 1) this.firstKept = sequence;
+    const horizon = Date.now() - RETENTION_MS;
+    let drop = Math.max(0, this.changes.length - MAX_KEPT_RECORDS);
+    while (drop < this.changes.length && this.changes[drop]!.at < horizon) drop++;
     if (drop > 0) {
-      this.records = this.records.slice(drop);
-      this.firstKept = this.records[0] ? BigInt(this.records[0].dynamodb.SequenceNumber) : this.firstKept;
+      this.changes = this.changes.slice(drop);
+      this.firstKept = this.changes[0]?.sequence ?? this.firstKept;
     }
   }
 
+  /** The record DynamoDB Streams delivers for a change (Record, DynamoDB Streams API Reference). */
+  private record(change: Change): StreamRecord {
+    const { before, after } = change;
+    const view = this.viewType;
+    const keys = this.keyOf((after ?? before)!);
+    const newImage = after && (view === 'NEW_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? after : undefined;
+    const oldImage = before && (view === 'OLD_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? before : undefined;
+    const sequence = sequenceNumber(change.sequence);
+    return {
+      // Unique per record, and the same each time the record is read (or rebuilt from the journal).
+      eventID: `${this.label.replace(/\D/g, '')}${sequence}`.slice(-32).padStart(32, '0'),
+      eventName: !before ? 'INSERT' : !after ? 'REMOVE' : 'MODIFY',
+      eventVersion: '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: this.arn.split(':')[3]!,
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor(change.at / 1000),
+        Keys: keys,
+        ...(newImage ? { NewImage: newImage } : {}),
+        ...(oldImage ? { OldImage: oldImage } : {}),
+        SequenceNumber: sequence,
+        SizeBytes: itemSize(keys) + itemSize(newImage) + itemSize(oldImage),
+        StreamViewType: view,
+      },
+    };
+  }
+
   get description() {
-    const first = this.records[0]?.dynamodb.SequenceNumber;
     return {
       ShardId: this.shardId,
       // An open shard has a starting sequence number and no ending one.
-      SequenceNumberRange: { StartingSequenceNumber: first ?? sequenceNumber(this.firstKept) },
+      SequenceNumberRange: {
+        StartingSequenceNumber: sequenceNumber(this.changes[0]?.sequence ?? this.firstKept),
+      },
     };
   }
 
@@ -85,7 +126,7 @@ export class TableStream {
         position = 0;
         break;
       case 'LATEST':
-        position = this.records.length;
+        position = this.changes.length;
         break;
       case 'AT_SEQUENCE_NUMBER':
       case 'AFTER_SEQUENCE_NUMBER': {
@@ -123,33 +164,31 @@ export class TableStream {
         'Iterator expired. The iterator was created over 15 minutes ago.',
       );
     }
-    if (iterator.sequence < this.firstKept && this.records.length > 0) {
+    if (iterator.sequence < this.firstKept && this.changes.length > 0) {
       throw new DynamoDbError(
         'TrimmedDataAccessException',
         'The operation attempted to read past the oldest stream record in a shard.',
       );
     }
     const from = this.positionOf(iterator.sequence);
-    const records = this.records.slice(from, from + limit);
-    const next = this.sequenceAt(from + records.length);
-    return { Records: records, NextShardIterator: encodeIterator(this.arn, this.shardId, next, Date.now()) };
-  }
-
-  /** All records kept (the journal rebuilds a stream from them; tests read them). */
-  get kept(): readonly StreamRecord[] {
-    return this.records;
+    const changes = this.changes.slice(from, from + limit);
+    const next = this.sequenceAt(from + changes.length);
+    return {
+      Records: changes.map((change) => this.record(change)),
+      NextShardIterator: encodeIterator(this.arn, this.shardId, next, Date.now()),
+    };
   }
 
   /** The sequence number a reader at `position` will read next (a record's, or the one after the last). */
   private sequenceAt(position: number): bigint {
-    const record = this.records[position];
-    if (record) return BigInt(record.dynamodb.SequenceNumber);
-    const last = this.records.at(-1);
-    return last ? BigInt(last.dynamodb.SequenceNumber) + 1n : this.firstKept;
+    const change = this.changes[position];
+    if (change) return change.sequence;
+    const last = this.changes.at(-1);
+    return last ? last.sequence + 1n : this.firstKept;
   }
 
   private indexOf(sequence: bigint): number | undefined {
-    if (this.records.length === 0) return 0;
+    if (this.changes.length === 0) return 0;
     if (sequence < this.firstKept) return undefined;
     return this.positionOf(sequence);
   }
@@ -157,10 +196,10 @@ export class TableStream {
   /** The index of the first record whose sequence number is at least `sequence`. */
   private positionOf(sequence: bigint): number {
     let low = 0;
-    let high = this.records.length;
+    let high = this.changes.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (BigInt(this.records[mid]!.dynamodb.SequenceNumber) < sequence) low = mid + 1;
+      if (this.changes[mid]!.sequence < sequence) low = mid + 1;
       else high = mid;
     }
     return low;

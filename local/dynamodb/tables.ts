@@ -89,6 +89,7 @@ export class Table {
         label,
         spec.StreamViewType ?? 'NEW_AND_OLD_IMAGES',
         this.createdAt,
+        (item) => this.keyOf(item),
       );
     }
   }

@@ -423,7 +423,18 @@ export function valueSize(value: AttributeValue): number {
 /** The size DynamoDB counts for an item (names plus values), in bytes. */
 export function itemSize(item: Item | undefined): number {
   if (!item) return 0;
+  const known = sizes.get(item);
+  if (known !== undefined) return known;
   let size = 0;
   for (const name in item) size += utf8(name) + valueSize(item[name]!);
+  sizes.set(item, size);
   return size;
 }
+
+/**
+ * Sizes already computed, by item. An item is never changed once made (the
+ * engine stores what it parsed or what an update built anew), and one stored
+ * item is sized again and again: for capacity, for each stream record, for
+ * every page of a Query that reads it.
+ */
+const sizes = new WeakMap<Item, number>();
