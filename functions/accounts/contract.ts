@@ -2,7 +2,9 @@
 import * as z from 'zod';
 import {
   bodyResponses,
+  CustomerExistsError,
   commonResponses,
+  ForbiddenError,
   id,
   instant,
   integer,
@@ -20,7 +22,13 @@ export const RegisterCustomer = requestSchema(
   z.strictObject({
     name: text(200),
     email: z.email().max(254),
-    creditLimitCents: integer(0).optional().meta({ description: 'default 100000 ($1,000.00)' }),
+    creditLimitCents: integer(0).optional().meta({
+      description: 'default 100000 ($1,000.00); only an admin token may set it (else `403 FORBIDDEN`)',
+    }),
+    ownerSub: z.string().min(1).max(256).optional().meta({
+      description:
+        'the `sub` the record will belong to; only an admin token may set it (else `403 FORBIDDEN`). A shop token registers its own `sub`; an admin’s customer without it belongs to no shop caller.',
+    }),
   }),
   {
     id: 'RegisterCustomer',
@@ -69,7 +77,17 @@ export const accountsOperations: readonly OperationSpec[] = [
     responses: {
       201: { description: 'Registered.', schema: Customer, headers: ['location'] },
       ...bodyResponses,
-      409: keyReusedResponse,
+      403: {
+        description: '`creditLimitCents` or `ownerSub` from a shop token (only an admin may set them).',
+        schema: ForbiddenError,
+      },
+      409: {
+        description:
+          'The caller’s `sub` (or the `ownerSub` an admin named) has a customer record already, or the `Idempotency-Key` was used with a different body.',
+        schema: responseSchema(z.union([CustomerExistsError, keyReusedResponse.schema!]), {
+          id: 'RegistrationConflict',
+        }),
+      },
       ...commonResponses,
     },
   },
@@ -77,10 +95,22 @@ export const accountsOperations: readonly OperationSpec[] = [
     ...operationOf(ACCOUNTS_ROUTES, 'getCustomer'),
     tag: 'Accounts',
     summary: 'Read a customer',
+    description: 'A shop token reads only its own customer: another’s answers 404, as an unknown id does.',
     pathParameters: { customerId },
     responses: {
       200: { description: 'The customer.', schema: Customer },
-      404: notFoundResponse('No such customer.'),
+      404: notFoundResponse('No such customer, or not the caller’s.'),
+      ...commonResponses,
+    },
+  },
+  {
+    ...operationOf(ACCOUNTS_ROUTES, 'getOwnCustomer'),
+    tag: 'Accounts',
+    summary: 'Read the caller’s own customer',
+    description: 'The customer record that belongs to the token’s `sub`.',
+    responses: {
+      200: { description: 'The caller’s customer.', schema: Customer },
+      404: notFoundResponse('The caller has not registered.'),
       ...commonResponses,
     },
   },

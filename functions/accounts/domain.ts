@@ -12,6 +12,8 @@ export interface Customer {
   readonly capturedCents: number;
   readonly status: 'ACTIVE';
   readonly createdAt: string;
+  /** The `sub` of the shop caller the record belongs to; none for a customer an admin registered for nobody. */
+  readonly ownerSub?: string;
 }
 
 export type CustomerState = Customer | null;
@@ -19,7 +21,14 @@ export type CustomerState = Customer | null;
 export type CustomerEvent =
   | DomainEvent<
       'CustomerRegistered',
-      { customerId: string; name: string; email: string; creditLimitCents: number; registeredAt: string }
+      {
+        customerId: string;
+        name: string;
+        email: string;
+        creditLimitCents: number;
+        registeredAt: string;
+        ownerSub?: string;
+      }
     >
   | DomainEvent<'CreditCaptured', { paymentId: string; orderId: string; amountCents: number }>
   | DomainEvent<'CreditRefunded', { paymentId: string; orderId: string; amountCents: number }>;
@@ -38,6 +47,7 @@ const customerFold: Fold<CustomerState, CustomerEvent> = {
           capturedCents: 0,
           status: 'ACTIVE',
           createdAt: event.data.registeredAt,
+          ...(event.data.ownerSub ? { ownerSub: event.data.ownerSub } : {}),
         };
       case 'CreditCaptured':
         return state && { ...state, capturedCents: state.capturedCents + event.data.amountCents };
@@ -63,6 +73,7 @@ export type CustomerCommand =
       readonly name: string;
       readonly email: string;
       readonly creditLimitCents?: number | undefined;
+      readonly ownerSub?: string | undefined;
       readonly now: Date;
     }
   /** Captures a payment's amount if it fits in the customer's available credit. */
@@ -89,6 +100,7 @@ export const customerDecider: Decider<CustomerCommand, CustomerState, CustomerEv
           email: command.email,
           creditLimitCents: command.creditLimitCents ?? DEFAULT_CREDIT_LIMIT_CENTS,
           registeredAt: command.now.toISOString(),
+          ...(command.ownerSub ? { ownerSub: command.ownerSub } : {}),
         },
       });
     }
@@ -102,3 +114,33 @@ export const customerDecider: Decider<CustomerCommand, CustomerState, CustomerEv
     return accept<CustomerEvent>({ type: 'CreditCaptured', schemaVersion: 1, data: command.payment });
   },
 };
+
+// ---- ownership ---------------------------------------------------------------
+
+/**
+ * Which customer a `sub` owns: a claim made once, in the same transaction as
+ * the customer's registration, at the first version of an aggregate named
+ * after the sub (`ownerClaimId`). Its first append is conditional, as every
+ * first append is, so a second registration by the same sub cannot land,
+ * however close the two are: one customer per sub, race-free.
+ */
+export type OwnerClaim = { readonly customerId: string } | null;
+
+export type OwnerClaimEvent = DomainEvent<'CustomerOwnerClaimed', { customerId: string }>;
+
+export const ownerClaimFold: Fold<OwnerClaim, OwnerClaimEvent> = {
+  foldVersion: 1,
+  initial: null,
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CustomerOwnerClaimed':
+        return state ?? { customerId: event.data.customerId };
+    }
+  },
+};
+
+export const ownerClaimed = (customerId: string): OwnerClaimEvent => ({
+  type: 'CustomerOwnerClaimed',
+  schemaVersion: 1,
+  data: { customerId },
+});

@@ -24,7 +24,10 @@ const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 
 export const PlaceOrder = requestSchema(
   z.strictObject({
-    customerId: z.string().min(1).max(128),
+    customerId: z.string().min(1).max(128).optional().meta({
+      description:
+        'omitted: the caller’s own customer. A shop token may name only its own (another’s answers 404, as an unknown id)',
+    }),
     items: z
       .array(z.strictObject({ productId: z.string().min(1).max(128), quantity: integer(1, 1000) }))
       .min(1)

@@ -159,6 +159,57 @@ export const InsufficientStockError = responseSchema(
   },
 );
 
+export const ForbiddenError = responseSchema(
+  errorShape('FORBIDDEN', z.strictObject({ field: z.string(), message: z.string().optional() })),
+  {
+    id: 'ForbiddenError',
+    description: 'The caller may not do this: `details` names each field only an admin may set.',
+    examples: [
+      {
+        error: {
+          code: 'FORBIDDEN',
+          message: 'only an admin may set these fields',
+          details: [{ field: 'creditLimitCents', message: 'admin only' }],
+        },
+      },
+    ],
+  },
+);
+
+export const CustomerExistsError = responseSchema(errorShape('CUSTOMER_EXISTS', noDetail), {
+  id: 'CustomerExistsError',
+  description: 'The `sub` has a customer record already (one per `sub`); nothing was registered.',
+});
+
+export const HoldLimitReachedError = responseSchema(
+  errorShape(
+    'HOLD_LIMIT_REACHED',
+    z.strictObject({
+      productId: z.string(),
+      requested: z.number().int(),
+      held: z
+        .number()
+        .int()
+        .meta({ description: 'units the caller holds of the product in live reservations' }),
+      limit: z.number().int(),
+    }),
+  ),
+  {
+    id: 'HoldLimitReachedError',
+    description:
+      'The caller’s live reservations of this product plus this one would pass the stage’s per-caller limit; nothing was reserved. Release or let expire what it holds, or ask for less.',
+    examples: [
+      {
+        error: {
+          code: 'HOLD_LIMIT_REACHED',
+          message: `the caller holds 8 of product prd_${'0'.repeat(32)}; 3 more would pass the limit of 10`,
+          details: [{ productId: `prd_${'0'.repeat(32)}`, requested: 3, held: 8, limit: 10 }],
+        },
+      },
+    ],
+  },
+);
+
 export const IdempotencyKeyReusedError = responseSchema(errorShape('IDEMPOTENCY_KEY_REUSED', noDetail), {
   id: 'IdempotencyKeyReusedError',
   description: 'This `Idempotency-Key` was used with a different body; nothing was done.',
