@@ -2,7 +2,7 @@ import type { Caller } from '../shared/caller';
 import { acceptedEvents } from '../shared/decider';
 import { ConcurrencyError } from '../shared/errors';
 import type { AppendMeta } from '../shared/event-store';
-import { type Customer, customerDecider, ownerClaimed } from './domain';
+import { type Customer, type CustomerProfile, customerDecider, ownerClaimed, profileOf } from './domain';
 import { type CustomerOwnership, customerOwnership } from './ownership';
 import { type CustomersStore, ownerClaimId } from './store';
 
@@ -41,11 +41,24 @@ export function registrationFor(
   return { ok: { ...input, ownerSub: caller.sub } };
 }
 
+/** A customer as its routes answer it: its credit, and the name and email its registration recorded. */
+export type CustomerRecord = Customer & CustomerProfile;
+
 /** The accounts module's use cases, on its event store (DynamoDB in the functions, in memory in the unit tests). */
 export function accountsUseCases(
   customers: CustomersStore,
   ownership: CustomerOwnership = customerOwnership(customers),
 ) {
+  /**
+   * The customer as its newest event item holds it (read-your-writes, no read
+   * model), with the profile of its first: two reads, sent together.
+   */
+  async function customer(customerId: string): Promise<CustomerRecord | undefined> {
+    const [{ state }, first] = await Promise.all([customers.load(customerId), customers.first(customerId)]);
+    const profile = first && profileOf(first.event);
+    return state && profile ? { ...state, ...profile } : undefined;
+  }
+
   return {
     /**
      * Registers a customer under a new id: its first event, appended with no
@@ -64,13 +77,14 @@ export function accountsUseCases(
         ownerSub?: string | undefined;
       },
       meta: AppendMeta,
-    ): Promise<Customer> {
+    ): Promise<CustomerRecord> {
       const events = acceptedEvents(
         customerDecider.decide({ type: 'Register', customerId, ...input, now: meta.now }, null),
       );
       const customer = customers.pending(customerId, 0, events, null, meta);
-      const { ownerSub } = input;
-      if (ownerSub === undefined) return (await customers.append(customerId, 0, events, null, meta))!;
+      const { ownerSub, name, email } = input;
+      if (ownerSub === undefined)
+        return { ...(await customers.append(customerId, 0, events, null, meta))!, name, email };
       const claimId = ownerClaimId(ownerSub);
       try {
         await customers.write([
@@ -87,24 +101,24 @@ export function accountsUseCases(
           throw new CustomerExists(ownerSub);
         throw error;
       }
-      return customerDecider.evolve(null, events[0]!)!;
+      return { ...customerDecider.evolve(null, events[0]!)!, name, email };
     },
 
     /** The customer as its registration left it, and the fingerprint of the request that registered it. */
     async registration(customerId: string) {
       const first = await customers.first(customerId);
-      return first?.state ? { customer: first.state, requestHash: first.requestHash } : undefined;
+      const profile = first && profileOf(first.event);
+      return first?.state && profile
+        ? { customer: { ...first.state, ...profile }, requestHash: first.requestHash }
+        : undefined;
     },
 
-    /** The customer as its newest event item holds it: read-your-writes, no read model. */
-    async customer(customerId: string): Promise<Customer | undefined> {
-      return (await customers.load(customerId)).state ?? undefined;
-    },
+    customer,
 
     /** The customer that belongs to `sub`, if it registered (or an admin registered one for it). */
-    async customerOwnedBy(sub: string): Promise<Customer | undefined> {
+    async customerOwnedBy(sub: string): Promise<CustomerRecord | undefined> {
       const customerId = await ownership.customerOf(sub);
-      return customerId === undefined ? undefined : ((await customers.load(customerId)).state ?? undefined);
+      return customerId === undefined ? undefined : customer(customerId);
     },
   };
 }

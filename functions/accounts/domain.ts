@@ -3,10 +3,14 @@ import type { DomainEvent, Fold } from '../shared/events';
 
 export const DEFAULT_CREDIT_LIMIT_CENTS = 100_000;
 
+/**
+ * A customer as its events fold: ids and credit only. The name and email
+ * are in its registration event (`CustomerProfile`), not in the folded
+ * state, so that the state, which the saga reads, hands from step to step
+ * and so writes into the Step Functions history, carries no personal data.
+ */
 export interface Customer {
   readonly customerId: string;
-  readonly name: string;
-  readonly email: string;
   readonly creditLimitCents: number;
   /** Captured and not refunded. */
   readonly capturedCents: number;
@@ -17,6 +21,16 @@ export interface Customer {
 }
 
 export type CustomerState = Customer | null;
+
+/** The personal data of a customer, as its registration recorded it (never changed since). */
+export interface CustomerProfile {
+  readonly name: string;
+  readonly email: string;
+}
+
+/** The profile a registration event recorded, if `event` is one. */
+export const profileOf = (event: CustomerEvent): CustomerProfile | undefined =>
+  event.type === 'CustomerRegistered' ? { name: event.data.name, email: event.data.email } : undefined;
 
 export type CustomerEvent =
   | DomainEvent<
@@ -36,13 +50,17 @@ export type CustomerEvent =
 const customerFold: Fold<CustomerState, CustomerEvent> = {
   foldVersion: 1,
   initial: null,
+  // Earlier versions folded the name and email into the state: dropped from their snapshots as they are read.
+  upcastState(state) {
+    if (!state) return state;
+    const { name: _name, email: _email, ...credit } = state as Customer & Partial<CustomerProfile>;
+    return credit;
+  },
   evolve(state, event) {
     switch (event.type) {
       case 'CustomerRegistered':
         return {
           customerId: event.data.customerId,
-          name: event.data.name,
-          email: event.data.email,
           creditLimitCents: event.data.creditLimitCents,
           capturedCents: 0,
           status: 'ACTIVE',

@@ -276,3 +276,27 @@ describe('idempotency keys belong to the caller', () => {
     expect(ids).toHaveLength(1);
   });
 });
+
+describe('personal data stays in the accounts’ store', () => {
+  test('the saga’s input and every step’s output (its Step Functions history) carry no name or email', async () => {
+    const c = inMemoryCommerce();
+    const customer = await c.customer(100_000);
+    const product = await c.product(10, 500);
+    const steps = await c.placed(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    const reserved = await c.saga.reserve(steps.reserve(), T0);
+    const captured = await c.saga.capture(
+      { ...steps.capture(), ...('customer' in reserved ? reserved : {}) },
+      T0,
+    );
+    const history = JSON.stringify([steps.reserve(), reserved, steps.capture(), captured]);
+    expect(history).toContain(customer.customerId);
+    // ReserveStock hands the customer it read on to CapturePayment: the state, as the store folds it.
+    expect(JSON.stringify(reserved)).toContain('creditLimitCents');
+    expect(history).not.toMatch(/Ada|ada@example\.com/);
+    // The customer's own record still answers them.
+    expect(await c.accounts.customer(customer.customerId)).toMatchObject({
+      name: 'Ada',
+      email: 'ada@example.com',
+    });
+  });
+});

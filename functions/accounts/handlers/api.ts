@@ -3,9 +3,8 @@ import { ClientError, forbidden, notFound } from '../../shared/errors';
 import { httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
-import { accountsUseCases, CustomerExists, registrationFor } from '../application';
+import { accountsUseCases, CustomerExists, type CustomerRecord, registrationFor } from '../application';
 import { RegisterCustomer } from '../contract';
-import type { Customer } from '../domain';
 import { customerView } from '../http-views';
 import { ACCOUNTS_ROUTES } from '../seams';
 import { customers } from '../store';
@@ -13,7 +12,7 @@ import { customers } from '../store';
 const customerStore = customers();
 const accounts = accountsUseCases(customerStore);
 
-const registered = (customer: Customer) =>
+const registered = (customer: CustomerRecord) =>
   json(201, customerView(customer), { location: `/customers/${customer.customerId}` });
 
 export const handler = httpHandler(ACCOUNTS_ROUTES, {
