@@ -1,6 +1,7 @@
 /** The accounts module's HTTP contract: what `POST /customers` takes and what its routes answer. */
 import * as z from 'zod';
 import {
+  authResponses,
   bodyResponses,
   CustomerExistsError,
   commonResponses,
@@ -16,7 +17,7 @@ import {
   responseSchema,
   text,
 } from '../shared/contract';
-import { ACCOUNTS_ROUTES } from './seams';
+import { ACCOUNTS_ROUTE_SCOPES, ACCOUNTS_ROUTES } from './seams';
 
 export const RegisterCustomer = requestSchema(
   z.strictObject({
@@ -69,7 +70,7 @@ const customerId = { description: 'the customer’s id', prefix: 'cus' };
 
 export const accountsOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(ACCOUNTS_ROUTES, 'registerCustomer'),
+    ...operationOf(ACCOUNTS_ROUTES, 'registerCustomer', ACCOUNTS_ROUTE_SCOPES),
     tag: 'Accounts',
     summary: 'Register a customer',
     body: RegisterCustomer,
@@ -78,8 +79,11 @@ export const accountsOperations: readonly OperationSpec[] = [
       201: { description: 'Registered.', schema: Customer, headers: ['location'] },
       ...bodyResponses,
       403: {
-        description: '`creditLimitCents` or `ownerSub` from a shop token (only an admin may set them).',
-        schema: ForbiddenError,
+        description:
+          '`creditLimitCents` or `ownerSub` from a shop token (only an admin may set them): `FORBIDDEN`; or a token with neither scope (API Gateway’s `{"message":"Forbidden"}`).',
+        schema: responseSchema(z.union([ForbiddenError, authResponses[403]!.schema!]), {
+          id: 'RegistrationForbidden',
+        }),
       },
       409: {
         description:
@@ -92,7 +96,7 @@ export const accountsOperations: readonly OperationSpec[] = [
     },
   },
   {
-    ...operationOf(ACCOUNTS_ROUTES, 'getCustomer'),
+    ...operationOf(ACCOUNTS_ROUTES, 'getCustomer', ACCOUNTS_ROUTE_SCOPES),
     tag: 'Accounts',
     summary: 'Read a customer',
     description: 'A shop token reads only its own customer: another’s answers 404, as an unknown id does.',
@@ -104,7 +108,7 @@ export const accountsOperations: readonly OperationSpec[] = [
     },
   },
   {
-    ...operationOf(ACCOUNTS_ROUTES, 'getOwnCustomer'),
+    ...operationOf(ACCOUNTS_ROUTES, 'getOwnCustomer', ACCOUNTS_ROUTE_SCOPES),
     tag: 'Accounts',
     summary: 'Read the caller’s own customer',
     description: 'The customer record that belongs to the token’s `sub`.',

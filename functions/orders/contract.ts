@@ -16,7 +16,7 @@ import {
   responseSchema,
 } from '../shared/contract';
 import type { CancellationReason, OrderStatus } from './domain';
-import { ORDERS_ROUTES } from './seams';
+import { ORDERS_ROUTE_SCOPES, ORDERS_ROUTES } from './seams';
 
 const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
 const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
@@ -153,7 +153,8 @@ const orderId = { description: 'the order’s id', prefix: 'ord' };
 
 export const ordersOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(ORDERS_ROUTES, 'placeOrder'),
+    ...operationOf(ORDERS_ROUTES, 'placeOrder', ORDERS_ROUTE_SCOPES),
+    keyRequired: true,
     tag: 'Orders',
     summary: 'Place an order (starts its saga)',
     description:
@@ -171,24 +172,26 @@ export const ordersOperations: readonly OperationSpec[] = [
       },
       202: { description: 'Placed; the saga is under way.', schema: OrderAccepted, headers: ['location'] },
       ...bodyResponses,
-      404: notFoundResponse('The body names an unknown customer or product (each in `details`).'),
+      404: notFoundResponse(
+        'The body names an unknown customer or product (each in `details`), or another’s customer; or, without `customerId`, the caller has no customer record (`id` `me`).',
+      ),
       409: keyReusedResponse,
       ...commonResponses,
     },
   },
   {
-    ...operationOf(ORDERS_ROUTES, 'getOrder'),
+    ...operationOf(ORDERS_ROUTES, 'getOrder', ORDERS_ROUTE_SCOPES),
     tag: 'Orders',
     summary: 'Read an order',
     pathParameters: { orderId },
     responses: {
       200: { description: 'The order.', schema: Order },
-      404: notFoundResponse('No such order.'),
+      404: notFoundResponse('No such order, or another customer’s.'),
       ...commonResponses,
     },
   },
   {
-    ...operationOf(ORDERS_ROUTES, 'getOrderSaga'),
+    ...operationOf(ORDERS_ROUTES, 'getOrderSaga', ORDERS_ROUTE_SCOPES),
     tag: 'Orders',
     summary: 'Read an order’s saga trace',
     description:
@@ -196,7 +199,7 @@ export const ordersOperations: readonly OperationSpec[] = [
     pathParameters: { orderId },
     responses: {
       200: { description: 'The trace.', schema: SagaTrace },
-      404: notFoundResponse('No such order, or its saga has not started yet.'),
+      404: notFoundResponse('No such order, or another customer’s, or its saga has not started yet.'),
       ...commonResponses,
     },
   },
