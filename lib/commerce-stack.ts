@@ -5,10 +5,10 @@ import {
   Stack,
   type StackProps,
 } from 'aws-cdk-lib';
-import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import type { Construct } from 'constructs';
 import { acknowledgeTableFindings } from './constructs/event-store-table';
 import { addApiStage } from './constructs/http-routes';
+import { Identity } from './constructs/identity';
 import { acknowledgeNag } from './nag';
 import { Observability } from './observability';
 import { Watchlist } from './observability/watchlist';
@@ -33,44 +33,40 @@ export class CommerceStack extends Stack {
   readonly httpApi: apigw.HttpApi;
   /** What the stage's alarms and dashboard watch, as each construct registered it. */
   readonly watchlist = new Watchlist();
+  /** The issuer and audience the API's JWT authorizer trusts, and the stage's user pool if it has its own. */
+  readonly identity: Identity;
 
   constructor(scope: Construct, id: string, props: CommerceStackProps) {
-    super(scope, id, props);
+    super(scope, id, { terminationProtection: props.config.terminationProtection, ...props });
     const { config } = props;
 
-    const jwt = config.jwtAuthorizer;
+    // Every route but the documentation is behind the JWT authorizer, with its scopes (functions/*/seams.ts).
+    this.identity = new Identity(this, 'Identity', config);
+    const authorization = { authorizer: this.identity.authorizer };
     this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
       description: `Commerce platform API (${config.stage})`,
       // The stage is added after the routes, with their throttling (addApiStage).
       createDefaultStage: false,
-      ...(jwt
-        ? { defaultAuthorizer: new HttpJwtAuthorizer('Jwt', jwt.issuer, { jwtAudience: [...jwt.audience] }) }
-        : {}),
     });
-    if (!jwt) {
-      acknowledgeNag(
-        this.httpApi,
-        'APIG4',
-        `stage ${config.stage} has no JWT authorizer by its config: the contract's routes are open there (prod has one)`,
-      );
-    }
+    // APIG4 is checked per route (routes with no authorizer), and only the documentation's have none.
     const idempotencyTable = new dynamodb.Table(this, 'Idempotency', {
       partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: 'expiration',
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
+      deletionProtection: config.tableDeletionProtection,
       removalPolicy: config.removalPolicy,
     });
     acknowledgeTableFindings(idempotencyTable, config);
 
     const { watchlist } = this;
-    const shared = { config, httpApi: this.httpApi, idempotencyTable, watchlist };
+    const shared = { config, httpApi: this.httpApi, authorization, idempotencyTable, watchlist };
     const accounts = new AccountsService(this, 'Accounts', shared);
     const inventory = new InventoryService(this, 'Inventory', shared);
     const orders = new OrdersService(this, 'Orders', { ...shared, accounts, inventory });
-    const payments = new PaymentsService(this, 'Payments', shared);
-    new ApiDocs(this, 'Docs', { config, httpApi: this.httpApi, watchlist });
+    const payments = new PaymentsService(this, 'Payments', { ...shared, accounts });
+    new ApiDocs(this, 'Docs', { config, httpApi: this.httpApi, authorization, watchlist });
     const outbox = new Outbox(this, 'Outbox', {
       config,
       watchlist,

@@ -34,10 +34,19 @@ export interface AlarmThresholds {
   readonly lambdaThrottlesPerFiveMinutes: number;
 }
 
-/** A JWT authorizer on every route: tokens from `issuer` whose `aud` is one of `audience`. */
+/** An identity provider outside the stack: tokens from `issuer` whose `aud` (or `client_id`) is one of `audience`. */
 export interface JwtAuthorizerConfig {
   readonly issuer: string;
   readonly audience: readonly string[];
+}
+
+/** The stack's own Cognito user pool, made when the stage names no external issuer. */
+export interface UserPoolConfig {
+  /** Where the shoppers' app client may send the authorization code (https, or http on localhost). */
+  readonly callbackUrls: readonly string[];
+  readonly logoutUrls: readonly string[];
+  /** The pool and its clients: identities are not test data to throw away on the stages that keep data. */
+  readonly removalPolicy: RemovalPolicy;
 }
 
 /** Everything that differs between stages, as typed code (snapshot-tested). */
@@ -73,6 +82,10 @@ export interface StageConfig {
   readonly logRetentionDays: number;
   readonly removalPolicy: RemovalPolicy;
   readonly pointInTimeRecovery: boolean;
+  /** DynamoDB deletion protection on every table: a table cannot be deleted, by CloudFormation or by hand, until it is turned off. */
+  readonly tableDeletionProtection: boolean;
+  /** CloudFormation termination protection on the stack: `cdk destroy` and a stack deletion are refused. */
+  readonly terminationProtection: boolean;
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN';
   /**
    * Throttling of the HTTP API stage, as the replaced systems' gateway rate
@@ -82,8 +95,20 @@ export interface StageConfig {
   /** Reserved concurrency of each kind of function; undefined takes from the account's unreserved pool. */
   readonly reservedConcurrency: Readonly<Record<FunctionKind, number | undefined>>;
   readonly alarms: AlarmThresholds;
-  /** Undefined: the routes are open (the API contract has no authentication of its own). */
-  readonly jwtAuthorizer: JwtAuthorizerConfig | undefined;
+  /**
+   * The issuer of the tokens the API's JWT authorizer accepts. Undefined: the
+   * stage makes its own Cognito user pool (`userPool`) and trusts that.
+   * Every route but the documentation takes a token on every stage either way.
+   */
+  readonly externalIssuer: JwtAuthorizerConfig | undefined;
+  /** The stage's own user pool, when it has no external issuer. */
+  readonly userPool: UserPoolConfig;
+  /**
+   * The most units of one product one shop caller (`sub`) may hold in live
+   * reservations at once; beyond it `409 HOLD_LIMIT_REACHED`. Admins are not
+   * limited. Keeps one client from holding a flash sale's stock.
+   */
+  readonly holdLimitPerCaller: number;
   /** Subscribed to the alarm topic when given (`-c alarmEmail=...`); other subscribers are added outside the stack. */
   readonly alarmEmail: string | undefined;
 }
@@ -96,6 +121,13 @@ const shared = {
   streamBatchingWindow: Duration.seconds(1),
   stockUnitsPerShard: 1250,
   maxStockShards: 64,
+  holdLimitPerCaller: 10,
+} as const;
+
+/** Local callbacks only: a stage's web shop adds its own through `-c shopCallbackUrls=...`. */
+const LOCAL_CALLBACKS = {
+  callbackUrls: ['http://localhost:3000/callback'],
+  logoutUrls: ['http://localhost:3000/'],
 } as const;
 
 /** The write routes that take the load: placing orders and holding stock in a flash sale. */
@@ -111,6 +143,13 @@ const BACK_OFFICE_ROUTES = [
 const backOffice = (throttle: Throttle) =>
   Object.fromEntries(BACK_OFFICE_ROUTES.map((route) => [route, throttle]));
 
+/** The issuer prod's config names until a deployment gives its own. */
+export const PLACEHOLDER_ISSUER = 'https://auth.example.com/';
+
+/** Whether `issuer` is a documentation placeholder (a host under example.com/.org/.net, RFC 2606), not a real identity provider. */
+export const isPlaceholderIssuer = (issuer: string) =>
+  /^https:\/\/([^/]*\.)?example\.(com|org|net)(\/|:|$)/i.test(issuer);
+
 export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
   dev: {
     ...shared,
@@ -119,6 +158,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 7,
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: false,
+    tableDeletionProtection: false,
+    terminationProtection: false,
     logLevel: 'INFO',
     // Generous on purpose: the load profiles (up to 500 iterations/s, a few requests each) run against dev,
     // locally and deployed, and measure the platform, not the throttle.
@@ -140,7 +181,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaTimeoutsPerFiveMinutes: 50,
       lambdaThrottlesPerFiveMinutes: 50,
     },
-    jwtAuthorizer: undefined,
+    externalIssuer: undefined,
+    userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.DESTROY },
     alarmEmail: undefined,
   },
   staging: {
@@ -150,6 +192,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 30,
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: true,
+    tableDeletionProtection: false,
+    terminationProtection: false,
     logLevel: 'INFO',
     apiThrottle: {
       default: { rateLimit: 200, burstLimit: 400 },
@@ -169,7 +213,9 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaTimeoutsPerFiveMinutes: 20,
       lambdaThrottlesPerFiveMinutes: 20,
     },
-    jwtAuthorizer: undefined,
+    externalIssuer: undefined,
+    // Kept when the stack goes: the testers' accounts outlive a redeployment of staging.
+    userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.RETAIN },
     alarmEmail: undefined,
   },
   prod: {
@@ -179,6 +225,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
     logRetentionDays: 365,
     removalPolicy: RemovalPolicy.RETAIN,
     pointInTimeRecovery: true,
+    tableDeletionProtection: true,
+    terminationProtection: true,
     logLevel: 'WARN',
     apiThrottle: {
       default: { rateLimit: 500, burstLimit: 1000 },
@@ -201,9 +249,11 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaTimeoutsPerFiveMinutes: 10,
       lambdaThrottlesPerFiveMinutes: 10,
     },
-    // The identity provider's issuer and the API's audience; deploy with your own through
-    // `-c jwtIssuer=... -c jwtAudience=...` (example.com is reserved for documentation).
-    jwtAuthorizer: { issuer: 'https://auth.example.com/', audience: ['commerce-api'] },
+    // A placeholder: prod refuses to synthesize with it (see `isPlaceholderIssuer`). Deploy with the
+    // identity provider's issuer and the API's audience: `-c jwtIssuer=... -c jwtAudience=...`
+    // (example.com is reserved for documentation).
+    externalIssuer: { issuer: PLACEHOLDER_ISSUER, audience: ['commerce-api'] },
+    userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.RETAIN },
     alarmEmail: undefined,
   },
 };
@@ -226,12 +276,25 @@ export function stageConfig(stage: string, context: (key: string) => unknown = (
       throw new Error(`context ${key} must be a whole number of seconds ≥ 1`);
     return Duration.seconds(n);
   };
+  const whole = (key: string, fallback: number) => {
+    const value = context(key);
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`context ${key} must be a whole number ≥ 1`);
+    return n;
+  };
   return {
     ...base,
     sagaDeadline: seconds('sagaDeadlineSeconds', base.sagaDeadline),
     reservationTtl: seconds('reservationTtlSeconds', base.reservationTtl),
     sweeperGrace: seconds('sweeperGraceSeconds', base.sweeperGrace),
-    jwtAuthorizer: jwtAuthorizer(base.jwtAuthorizer, context),
+    externalIssuer: externalIssuer(base.externalIssuer, context),
+    userPool: {
+      ...base.userPool,
+      callbackUrls: urls(context('shopCallbackUrls'), 'shopCallbackUrls') ?? base.userPool.callbackUrls,
+      logoutUrls: urls(context('shopLogoutUrls'), 'shopLogoutUrls') ?? base.userPool.logoutUrls,
+    },
+    holdLimitPerCaller: whole('holdLimitPerCaller', base.holdLimitPerCaller),
     alarmEmail: alarmEmail(context('alarmEmail')) ?? base.alarmEmail,
   };
 }
@@ -244,19 +307,43 @@ function alarmEmail(value: unknown): string | undefined {
   return email;
 }
 
-function jwtAuthorizer(
+/** A comma-separated list of https URLs (http only on localhost), or undefined when the context has none. */
+function urls(value: unknown, key: string): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  const list = String(value)
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const url of list) {
+    if (!/^(https:\/\/\S+|http:\/\/localhost(:\d+)?(\/\S*)?)$/.test(url))
+      throw new Error(`context ${key} must be https URLs (http only on localhost): ${url}`);
+  }
+  if (list.length === 0) throw new Error(`context ${key} must name at least one URL`);
+  return list;
+}
+
+/**
+ * The stage's external issuer, as its config names it or as the context
+ * overrides it: on a stage with one, either of `jwtIssuer` and `jwtAudience`
+ * replaces its part; on a stage without (its own user pool), both together
+ * replace the pool.
+ */
+function externalIssuer(
   base: JwtAuthorizerConfig | undefined,
   context: (key: string) => unknown,
 ): JwtAuthorizerConfig | undefined {
   const issuer = context('jwtIssuer');
   const audience = context('jwtAudience');
   if (issuer === undefined && audience === undefined) return base;
-  if (!base) throw new Error('context jwtIssuer and jwtAudience apply only to a stage with a JWT authorizer');
-  const checkedIssuer = issuer === undefined ? base.issuer : String(issuer);
+  if (!base && (issuer === undefined || audience === undefined))
+    throw new Error(
+      'context jwtIssuer and jwtAudience go together on a stage with its own user pool: give both to use an external issuer',
+    );
+  const checkedIssuer = issuer === undefined ? base!.issuer : String(issuer);
   if (!/^https:\/\/[^\s/]+/.test(checkedIssuer)) throw new Error('context jwtIssuer must be an https:// URL');
   const checkedAudience =
     audience === undefined
-      ? base.audience
+      ? base!.audience
       : String(audience)
           .split(',')
           .map((a) => a.trim())

@@ -86,6 +86,8 @@ export function artilleryScript(profile: Profile, rate: number, target: string) 
                 get: {
                   url: '/orders/{{ orderId }}',
                   name: 'get_order',
+                  // The token of the customer who placed it (set by newOrder).
+                  headers: { authorization: '{{ authorization }}' },
                   ifTrue: 'polling',
                   afterResponse: 'orderPolled',
                 },

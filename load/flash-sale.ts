@@ -9,9 +9,15 @@
  * and for each case reports completion time, successes, refusals, latency
  * percentiles and, from the local cloud's hot-key meter (reset before each
  * case), every table's hottest partition key and its share of the table's
- * writes. It fails (exit 1) unless exactly the units on sale were reserved,
- * every refusal is 409 INSUFFICIENT_STOCK, nothing answered 5xx, and every
- * product reads `available + reserved + sold = received` through the API.
+ * writes. Every request is a shop caller's (its own token from the local
+ * issuer): enough callers that none sends more than the per-caller hold limit,
+ * and one hoarder who sends `--hoarder-requests` for the first product, spread
+ * over the sale's first half. It fails (exit 1) unless exactly the units on
+ * sale were reserved, the hoarder got exactly the hold limit and every further
+ * request of its answered 409 HOLD_LIMIT_REACHED, every other refusal is 409
+ * INSUFFICIENT_STOCK (no other caller was limited), nothing answered 5xx,
+ * and every product reads `available + reserved + sold = received` through
+ * the API (products are created and read with an admin token).
  *
  *   API_URL       the platform (default http://127.0.0.1:3000)
  *   AWS_ENDPOINT  the local cloud's AWS endpoint, for /_local/stats (default: the API's port plus one)
@@ -21,13 +27,17 @@
  *   --concurrency N  requests in flight (default 16)
  *   --cases spread,hot  which cases, in order (default both)
  *   --max-seconds N  stop sending after this long per case (default 1800); the run then fails
+ *   --hold-limit N  the stage's per-caller hold limit (holdLimitPerCaller, default 10): sizes the callers
+ *   --hoarder-requests N  the hoarder's requests per case (default 100; 0: no hoarder)
  *   --json FILE   also write the report as JSON
  */
 
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { machine } from './report';
 import { type LocalStats, localStats, resetLocalStats, type Target } from './target';
+import { bearer, type Caller, tokensFor } from './tokens';
 
 const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
 
@@ -43,6 +53,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     cases: { type: 'string', default: 'spread,hot' },
     'max-seconds': { type: 'string', default: '1800' },
+    'hold-limit': { type: 'string', default: '10' },
+    'hoarder-requests': { type: 'string', default: '100' },
     json: { type: 'string' },
   },
 });
@@ -51,6 +63,10 @@ const UNITS = positive('units');
 const SPREAD_PRODUCTS = positive('products');
 const CONCURRENCY = positive('concurrency');
 const MAX_SECONDS = positive('max-seconds');
+const HOLD_LIMIT = positive('hold-limit');
+const HOARDER_REQUESTS = Number(values['hoarder-requests']);
+if (!Number.isInteger(HOARDER_REQUESTS) || HOARDER_REQUESTS < 0)
+  throw new Error('--hoarder-requests must be a whole number');
 const CASES = String(values.cases)
   .split(',')
   .map((c) => c.trim());
@@ -74,12 +90,17 @@ interface ProductView {
   sold: number;
 }
 
-async function request(method: string, path: string, body?: unknown) {
+/** A request with `token` (a shop caller's), or the operator's (creating products, reading them). */
+async function request(method: string, path: string, body?: unknown, token?: string) {
+  const authorization = bearer(token ?? (await tokensFor(TARGET).admin()));
   const r = await fetch(`${API}${path}`, {
     method,
     ...(body === undefined
-      ? {}
-      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      ? { headers: authorization }
+      : {
+          headers: { ...authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+          body: JSON.stringify(body),
+        }),
   });
   const text = await r.text();
   let parsed: Record<string, unknown> = {};
@@ -118,6 +139,10 @@ async function createProducts(count: number, units: number, label: string) {
 interface Outcome {
   statuses: Map<number, number>;
   codes: Map<string, number>;
+  /** The hoarder's answers: reserved, and refused by code. */
+  hoarder: { sent: number; reserved: number; codes: Map<string, number> };
+  /** Refusals of the other callers for the hold limit (there must be none). */
+  othersLimited: number;
   latencies: number[];
   seconds: number;
   sent: number;
@@ -143,10 +168,24 @@ function warnIfReservationsExpireDuringTheRun(expiresAt: string) {
   }
 }
 
-/** Sends `requests` one-unit reservations, `CONCURRENCY` at a time, request i for product i mod n. */
-async function sale(products: readonly ProductView[], requests: number): Promise<Outcome> {
+/**
+ * Sends `requests` one-unit reservations, `CONCURRENCY` at a time, request i for product i mod n by
+ * caller i mod callers.length, except every `stride`-th of the sale's first half (while stock is
+ * left), which is the hoarder's, for the first product.
+ */
+async function sale(
+  products: readonly ProductView[],
+  requests: number,
+  callers: readonly Caller[],
+  hoarder: Caller | undefined,
+): Promise<Outcome> {
   const statuses = new Map<number, number>();
   const codes = new Map<string, number>();
+  const hoarded = { sent: 0, reserved: 0, codes: new Map<string, number>() };
+  let othersLimited = 0;
+  const stride = hoarder ? Math.max(1, Math.floor(Math.min(requests, UNITS) / 2 / HOARDER_REQUESTS)) : 0;
+  const isHoarders = (i: number) =>
+    hoarder !== undefined && i % stride === 0 && i / stride < HOARDER_REQUESTS;
   const latencies: number[] = new Array(requests);
   let next = 0;
   const started = performance.now();
@@ -156,12 +195,19 @@ async function sale(products: readonly ProductView[], requests: number): Promise
     for (;;) {
       const i = next++;
       if (i >= requests || performance.now() > deadline) return;
-      const product = products[i % products.length]!;
+      const hoarding = isHoarders(i);
+      const product = hoarding ? products[0]! : products[i % products.length]!;
+      const caller = hoarding ? hoarder! : callers[i % callers.length]!;
       const t = performance.now();
       let status: number;
       let code = '';
       try {
-        const r = await request('POST', `/products/${product.productId}/reservations`, { quantity: 1 });
+        const r = await request(
+          'POST',
+          `/products/${product.productId}/reservations`,
+          { quantity: 1 },
+          caller.token,
+        );
         status = r.status;
         code = String((r.body.error as { code?: string } | undefined)?.code ?? '');
         if (status === 201) warnIfReservationsExpireDuringTheRun(String(r.body.expiresAt));
@@ -171,6 +217,11 @@ async function sale(products: readonly ProductView[], requests: number): Promise
       latencies[i] = performance.now() - t;
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       if (code) codes.set(code, (codes.get(code) ?? 0) + 1);
+      if (hoarding) {
+        hoarded.sent++;
+        if (status === 201) hoarded.reserved++;
+        if (code) hoarded.codes.set(code, (hoarded.codes.get(code) ?? 0) + 1);
+      } else if (code === 'HOLD_LIMIT_REACHED') othersLimited++;
       if (performance.now() - lastReport > 10_000) {
         lastReport = performance.now();
         const done = [...statuses.values()].reduce((a, b) => a + b, 0);
@@ -185,6 +236,8 @@ async function sale(products: readonly ProductView[], requests: number): Promise
   return {
     statuses,
     codes,
+    hoarder: hoarded,
+    othersLimited,
     latencies: latencies.slice(0, sent).filter((l) => l !== undefined),
     seconds: (performance.now() - started) / 1000,
     sent,
@@ -226,10 +279,21 @@ async function runCase(name: 'spread' | 'hot') {
     `\n== ${name}: ${productCount} × ${UNITS / productCount} units, ${REQUESTS} requests, ${CONCURRENCY} in flight`,
   );
   const { products, perProduct } = await createProducts(productCount, UNITS, `${name}-${Date.now()}`);
+  // Enough shop callers that none sends more than the hold limit, and the hoarder.
+  const minting = performance.now();
+  const run = `flash-${name}-${Date.now()}`;
+  const callers = await tokensFor(TARGET).shopCallers(Math.ceil(REQUESTS / HOLD_LIMIT), run);
+  const hoarder =
+    HOARDER_REQUESTS > 0
+      ? { sub: `${run}-hoarder`, token: await tokensFor(TARGET).shop(`${run}-hoarder`) }
+      : undefined;
+  console.log(
+    `  ${callers.length} callers' tokens from the local issuer in ${((performance.now() - minting) / 1000).toFixed(1)} s`,
+  );
   // Let the creations' stream records be projected before the meter starts.
   await new Promise((resolve) => setTimeout(resolve, 2000));
   await resetLocalStats(TARGET);
-  const outcome = await sale(products, REQUESTS);
+  const outcome = await sale(products, REQUESTS, callers, hoarder);
   const reserved = outcome.statuses.get(201) ?? 0;
   const views = await settledProducts(products, reserved);
   const stats = await quiescentStats();
@@ -262,7 +326,19 @@ async function runCase(name: 'spread' | 'hot') {
     allSent: outcome.sent === REQUESTS,
     exactlyTheUnitsReserved: reserved === UNITS && totals.reserved === UNITS,
     nothingLeft: totals.available === 0,
-    everyRefusalInsufficientStock: refused === (outcome.codes.get('INSUFFICIENT_STOCK') ?? 0),
+    everyOtherRefusalInsufficientStock:
+      refused ===
+      (outcome.codes.get('INSUFFICIENT_STOCK') ?? 0) + (outcome.hoarder.codes.get('HOLD_LIMIT_REACHED') ?? 0),
+    noOtherCallerLimited: outcome.othersLimited === 0,
+    // The hoarder holds the limit and no more; each of its further requests answered HOLD_LIMIT_REACHED.
+    ...(HOARDER_REQUESTS > 0
+      ? {
+          hoarderCapped:
+            outcome.hoarder.reserved === Math.min(HOLD_LIMIT, outcome.hoarder.sent) &&
+            (outcome.hoarder.codes.get('HOLD_LIMIT_REACHED') ?? 0) ===
+              outcome.hoarder.sent - outcome.hoarder.reserved,
+        }
+      : {}),
     onlyReservedOrRefused: reserved + refused === outcome.sent,
     no5xx: fiveXx === 0,
     invariantOnEveryProduct: broken.length === 0,
@@ -281,6 +357,12 @@ async function runCase(name: 'spread' | 'hot') {
     requestsPerSecond: Math.round(outcome.sent / outcome.seconds),
     reserved,
     refused,
+    callers: Math.ceil(REQUESTS / HOLD_LIMIT),
+    hoarder: {
+      sent: outcome.hoarder.sent,
+      reserved: outcome.hoarder.reserved,
+      refused: Object.fromEntries(outcome.hoarder.codes),
+    },
     statuses: Object.fromEntries(outcome.statuses),
     latencyMs: {
       p50: Number(percentile(sorted, 50).toFixed(1)),
@@ -296,6 +378,12 @@ async function runCase(name: 'spread' | 'hot') {
     `  ${report.requests} requests in ${report.seconds} s (${report.requestsPerSecond}/s): ` +
       `${reserved} reserved, ${refused} refused, statuses ${JSON.stringify(report.statuses)}`,
   );
+  if (HOARDER_REQUESTS > 0) {
+    console.log(
+      `  the hoarder: ${report.hoarder.sent} requests, ${report.hoarder.reserved} reserved (the limit is ${HOLD_LIMIT}), ` +
+        `refused ${JSON.stringify(report.hoarder.refused)}; ${outcome.othersLimited} other callers' requests refused for the limit`,
+    );
+  }
   console.log(
     `  latency p50 ${report.latencyMs.p50}  p95 ${report.latencyMs.p95}  p99 ${report.latencyMs.p99}  max ${report.latencyMs.max} ms`,
   );

@@ -14,7 +14,16 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
 
 export interface ProcessorSettings {
-  readonly customerIds: readonly string[];
+  /** The seeded customers and each one's shop token (its owner's): it places its own orders and holds stock. */
+  readonly customers: readonly { readonly customerId: string; readonly token: string }[];
+  /**
+   * Where a new customer (the create_customer scenario) gets a token of a `sub` of its own, to register
+   * itself: the local issuer's POST /_local/token. Unset (a stage): it is created by the operator's
+   * token for a new `ownerSub`.
+   */
+  readonly tokenEndpoint?: string;
+  /** The operator's token (a stage's new customers). */
+  readonly adminToken: string;
   readonly productIds: readonly string[];
   /** Share of placed orders whose saga is followed by polling (0..1). */
   readonly pollFraction: number;
@@ -91,21 +100,53 @@ const withIdempotencyKey = (params: RequestParams, key = randomUUID()) => {
   params.headers = { ...params.headers, 'idempotency-key': key };
 };
 
+const withToken = (params: RequestParams, token: string) => {
+  params.headers = { ...params.headers, authorization: `Bearer ${token}` };
+};
+
+/** A shop token for a new `sub`, from the local issuer (one RSA signature on the cloud's thread). */
+async function newCallerToken(endpoint: string, sub: string): Promise<string> {
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ sub, scope: 'commerce/shop' }),
+  });
+  const body = (await response.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`${endpoint} → ${response.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** A new customer registers itself, with a token of its own `sub` (on a stage: the operator registers it for one). */
 export function newCustomer(params: RequestParams, _context: Context, _events: Events, next: Next) {
   const n = randomUUID().slice(0, 8);
+  const sub = `load-new-${randomUUID()}`;
   params.json = { name: `Load ${n}`, email: `load-${n}@example.com` };
   withIdempotencyKey(params);
-  next();
+  if (!settings.tokenEndpoint) {
+    params.json = { ...(params.json as object), ownerSub: sub };
+    withToken(params, settings.adminToken);
+    return next();
+  }
+  newCallerToken(settings.tokenEndpoint, sub).then(
+    (token) => {
+      withToken(params, token);
+      next();
+    },
+    (error: Error) => next(error),
+  );
 }
 
+/** The reservation's product, and the seeded customer who holds it. */
 export function pickProduct(context: Context, _events: Events, next: Next) {
   context.vars.productId = pick(settings.productIds);
+  context.vars.token = pick(settings.customers).token;
   next();
 }
 
-export function newReservation(params: RequestParams, _context: Context, _events: Events, next: Next) {
+export function newReservation(params: RequestParams, context: Context, _events: Events, next: Next) {
   params.json = { quantity: 1 };
   withIdempotencyKey(params);
+  withToken(params, String(context.vars.token));
   next();
 }
 
@@ -117,10 +158,13 @@ export function newOrder(params: RequestParams, context: Context, _events: Event
     productId,
     quantity: 1,
   }));
-  const customerId = pick(settings.customerIds);
+  // The customer places its own order, with its own token (its polls too: `authorization` in the script).
+  const { customerId, token } = pick(settings.customers);
   params.json = { customerId, items };
   const idempotencyKey = randomUUID();
   withIdempotencyKey(params, idempotencyKey);
+  withToken(params, token);
+  context.vars.authorization = `Bearer ${token}`;
   if (settings.waitSeconds !== undefined)
     params.headers = { ...params.headers, ...preferWait(settings.waitSeconds) };
   const sent: LedgerLine = { idempotencyKey, customerId, items, placedAt: Date.now() };

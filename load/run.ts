@@ -15,6 +15,7 @@ import type { Profile } from './profiles';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
 import { DEFAULT_SEED, readSeed, type Seed, seed, writeSeed } from './seed';
 import { localMemory, localStats, mapPool, request, resetLocalStats, sleep, type Target } from './target';
+import { bearer, tokensFor } from './tokens';
 
 export interface RunOptions {
   readonly profile: Profile;
@@ -78,6 +79,16 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     log(`seeded ${data.customers.length} customers and ${data.products.length} products`);
   }
   writeSeed(join(dir, 'seed.json'), data);
+  // Each seeded customer acts with its own shop token; the checks and the seeding with the operator's.
+  const tokens = tokensFor(target);
+  const tokenOf = new Map(
+    await mapPool(
+      data.customers,
+      8,
+      async (c) => [c.customerId, await (c.sub ? tokens.shop(c.sub) : tokens.admin())] as const,
+    ),
+  );
+  const adminToken = await tokens.admin();
   const baseline = await readBaseline(target, data);
   // Taken with the target idle, before the load and after its invariants are checked.
   const probeBefore = cpuProbe().ms;
@@ -95,7 +106,14 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
       name,
       script: artilleryScript({ ...profile, durationSeconds: seconds }, rate, target.api),
       settings: {
-        customerIds: data.customers.map((c) => c.customerId),
+        customers: data.customers.map((c) => ({
+          customerId: c.customerId,
+          token: tokenOf.get(c.customerId)!,
+        })),
+        adminToken,
+        ...(tokens.kind === 'local' && target.awsEndpoint
+          ? { tokenEndpoint: `${target.awsEndpoint}/_local/token` }
+          : {}),
         productIds: data.products.map((p) => p.productId),
         pollFraction: profile.pollFraction,
         pollIntervalMs: profile.pollIntervalMs,
@@ -198,7 +216,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   let invariants: Awaited<ReturnType<typeof checkInvariants>>;
   let orders: (LedgerLine & { orderId: string })[] = [];
   try {
-    const { ledger, recovered } = await recoverUnanswered(target, ledgerLines);
+    const { ledger, recovered } = await recoverUnanswered(target, ledgerLines, tokenOf);
     orders = ledger;
     if (recovered > 0)
       log(`recovered ${recovered} orders placed without an answer seen, by their Idempotency-Key`);
@@ -236,13 +254,19 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
  * answers with the first response (placing it now if it never arrived), so
  * the invariants account for every order the platform holds.
  */
-async function recoverUnanswered(target: Target, lines: readonly LedgerLine[]) {
+async function recoverUnanswered(
+  target: Target,
+  lines: readonly LedgerLine[],
+  tokenOf: ReadonlyMap<string, string>,
+) {
   const { placed, unanswered } = ordersOfLedger(lines);
   const recovered = await mapPool(unanswered, 8, async (line) => {
     const body = { customerId: line.customerId, items: line.items };
     for (let attempt = 1; attempt <= 10; attempt++) {
+      // Idempotency keys belong to the caller: the order's own customer sends it again.
       const answer = await request<{ orderId?: string }>(target, 'POST', '/orders', body, {
         'idempotency-key': line.idempotencyKey,
+        ...bearer(tokenOf.get(line.customerId) ?? ''),
       });
       if (answer.status === 202 && answer.body.orderId) return { ...line, orderId: answer.body.orderId };
       // The first request may still be in progress, or refused for load: wait for it.

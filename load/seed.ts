@@ -10,11 +10,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import createClient from 'openapi-fetch';
 import type { components, paths } from '../openapi/schema';
 import { mapPool, retryAfterMs, sleep, type Target, THROTTLED_ATTEMPTS } from './target';
+import { tokensFor } from './tokens';
 
 export interface Seed {
   readonly target: string;
   readonly createdAt: string;
-  readonly customers: readonly { customerId: string; creditLimitCents: number }[];
+  /**
+   * Each customer belongs to `sub` (its `ownerSub`): the caller whose shop token acts for it; without
+   * one (a seed written before tokens, or a customer no shop caller owns) the operator acts for it.
+   */
+  readonly customers: readonly { customerId: string; creditLimitCents: number; sub?: string }[];
   readonly products: readonly { productId: string; priceCents: number; stock: number }[];
 }
 
@@ -41,23 +46,32 @@ export const DEFAULT_SEED: SeedOptions = {
  * refused for load (429) is sent again after its Retry-After.
  */
 function apiClient(target: Target) {
-  const fetchWithRetries = async (request: Request): Promise<Response> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const response = await fetch(request.clone(), { signal: AbortSignal.timeout(15_000) });
-        // Refused for load (a cloud just started is still warming its sandboxes): sent again when it says.
-        if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
-          await sleep(retryAfterMs(response));
-          continue;
-        }
-        return response;
-      } catch (error) {
-        if (attempt >= 5) throw new Error(`${request.method} ${request.url}: ${(error as Error).message}`);
-        await sleep(2000 * attempt);
+  const api = createClient<paths>({ baseUrl: target.api, fetch: fetchWithRetries });
+  // As the operator: only an admin token may create products, set a credit limit or name a record's owner.
+  api.use({
+    onRequest: async ({ request }) => {
+      request.headers.set('authorization', `Bearer ${await tokensFor(target).admin()}`);
+      return request;
+    },
+  });
+  return api;
+}
+
+async function fetchWithRetries(request: Request): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await fetch(request.clone(), { signal: AbortSignal.timeout(15_000) });
+      // Refused for load (a cloud just started is still warming its sandboxes): sent again when it says.
+      if (response.status === 429 && attempt < THROTTLED_ATTEMPTS) {
+        await sleep(retryAfterMs(response));
+        continue;
       }
+      return response;
+    } catch (error) {
+      if (attempt >= 5) throw new Error(`${request.method} ${request.url}: ${(error as Error).message}`);
+      await sleep(2000 * attempt);
     }
-  };
-  return createClient<paths>({ baseUrl: target.api, fetch: fetchWithRetries });
+  }
 }
 
 /**
@@ -76,19 +90,25 @@ function created<T>(what: string, answer: { data?: T; error?: unknown; response:
 export async function seed(target: Target, options: SeedOptions): Promise<Seed> {
   const api = apiClient(target);
   const run = randomUUID().slice(0, 8);
-  const customers = await mapPool([...Array(options.customers).keys()], 8, async (i) => {
+  // Each seeded customer is a caller of its own (its sub), whose shop token places its orders; the
+  // operator creates it for that sub, as only an admin may give it the credit the profiles spend.
+  const callers = await tokensFor(target).shopCallers(options.customers, `seed-${run}`);
+  const customers = await mapPool([...callers.keys()], 8, async (i) => {
+    const { sub } = callers[i]!;
+    const body: Body<'RegisterCustomer'> & { ownerSub?: string } = {
+      name: `Seed customer ${i}`,
+      email: `seed-${run}-${i}@example.com`,
+      creditLimitCents: options.creditLimitCents,
+      ownerSub: sub,
+    };
     const c = created(
       'POST /customers',
       await api.POST('/customers', {
         params: { header: { 'Idempotency-Key': `seed-${run}-customer-${i}` } },
-        body: {
-          name: `Seed customer ${i}`,
-          email: `seed-${run}-${i}@example.com`,
-          creditLimitCents: options.creditLimitCents,
-        } satisfies Body<'RegisterCustomer'>,
+        body,
       }),
     );
-    return { customerId: c.customerId, creditLimitCents: c.creditLimitCents };
+    return { customerId: c.customerId, creditLimitCents: c.creditLimitCents, sub };
   });
   const products = await mapPool([...Array(options.products).keys()], 8, async (i) => {
     const priceCents = 100 + ((i * 37) % 50) * 100;

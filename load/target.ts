@@ -4,6 +4,7 @@
  * routes on the AWS endpoint (counters and memory).
  */
 import type { CpuTimes } from '@commerce/local-cloud';
+import { bearer, tokensFor } from './tokens';
 
 export interface Target {
   /** The API's base URL, e.g. http://127.0.0.1:3000 or a stage's https URL. */
@@ -17,6 +18,10 @@ export interface JsonResponse<T> {
   readonly body: T;
 }
 
+/**
+ * A request to the API, as the operator (an admin token from the target's issuer) unless `headers`
+ * carry an `authorization` of their own (a customer's: its orders, its idempotency keys).
+ */
 export async function request<T = Record<string, unknown>>(
   target: Target,
   method: 'GET' | 'POST',
@@ -24,6 +29,7 @@ export async function request<T = Record<string, unknown>>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<JsonResponse<T>> {
+  if (!headers.authorization) headers = { ...headers, ...bearer(await tokensFor(target).admin()) };
   let throttled = 0;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -80,6 +80,8 @@ export function arnOf(logicalId: string, resource: Resource): string {
       return `${prefix}:iam::${ACCOUNT}:role/${logicalId}`;
     case 'AWS::Logs::LogGroup':
       return `${prefix}:logs:${REGION}:${ACCOUNT}:log-group:${logicalId}:*`;
+    case 'AWS::Cognito::UserPool':
+      return `${prefix}:cognito-idp:${REGION}:${ACCOUNT}:userpool/${logicalId}`;
     default:
       return `${prefix}:local:${REGION}:${ACCOUNT}:${logicalId}`;
   }
@@ -122,6 +124,14 @@ export function resolver(assembly: Assembly, streamArns: ReadonlyMap<string, str
         return id;
       case 'QueueUrl':
         return physicalId(id, r);
+      // A Cognito user pool (the local cloud stands in for it as the issuer: see local/auth) and its client.
+      case 'ProviderName':
+        return `cognito-idp.${REGION}.amazonaws.com/${id}`;
+      case 'ProviderURL':
+        return `https://cognito-idp.${REGION}.amazonaws.com/${id}`;
+      case 'UserPoolId':
+      case 'ClientId':
+        return id;
       default:
         throw new Error(`Fn::GetAtt ${id}.${attribute} is not supported locally`);
     }

@@ -1,6 +1,7 @@
 import { basename, join, resolve as resolvePath } from 'node:path';
 import { AdmissionControl, type AdmissionOptions } from './admission';
 import { ACCOUNT, REGION, readAssembly, resolver } from './assembly';
+import { jwtAuthorizers, keptSigningKey, LocalIssuer, type TokenRequest } from './auth';
 import { AwsEndpoint, type PathHandler } from './aws-endpoint';
 import { CONSOLE_PATH, serveConsole } from './console';
 import { CpuMeter } from './cpu';
@@ -82,6 +83,12 @@ export const NOT_RUN_LOCALLY = new Set([
   'AWS::KMS::Key',
   // A scheduled function's on-failure destination: locally a rule target's own retries and dead-letter queue stand in.
   'AWS::Lambda::EventInvokeConfig',
+  // A stage's own identity provider: the local cloud runs no Cognito, it is the issuer itself (local/auth:
+  // it signs the access tokens the pool would, with the pool's issuer and the client's id as audience).
+  'AWS::Cognito::UserPool',
+  'AWS::Cognito::UserPoolClient',
+  'AWS::Cognito::UserPoolResourceServer',
+  'AWS::Cognito::UserPoolDomain',
 ]);
 
 export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
@@ -363,7 +370,21 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       options.admission,
     );
     const routes = routeSpecs(assembly, resolve, runtime, stageThrottles(assembly));
-    const api = new LocalHttpApi(routes, runtime, log, admission);
+    // The local cloud is the template's issuer (locally no Cognito runs): it mints the tokens
+    // (POST /_local/token) that the HTTP API checks as the routes' JWT authorizer does.
+    const issuer = LocalIssuer.forTemplate(
+      keptSigningKey(data?.issuerKey),
+      [...jwtAuthorizers(assembly, resolve).values()],
+      new Set(routes.flatMap((r) => (r.authorization.type === 'JWT' ? r.authorization.scopes : []))),
+      `${endpoint.url}/_local`,
+    );
+    endpoint.servePath('POST', /^\/_local\/token$/, async (_match, body) => ({
+      ...issuer.token(body),
+      headers: { 'cache-control': 'no-store' },
+    }));
+    endpoint.servePath('GET', /^\/_local\/jwks\.json$/, async () => ({ status: 200, body: issuer.jwks }));
+    endpoint.serveAdmin('/_local/issuer', () => issuer.description(endpoint.url));
+    const api = new LocalHttpApi(routes, runtime, log, admission, (authorizer) => issuer.keysFor(authorizer));
     api.onRequest((r) => telemetry.request(r));
 
     // The API's functions are warm before the first request; the others (stream consumers, saga
@@ -467,6 +488,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       url: `http://127.0.0.1:${api.port}`,
       awsEndpoint: endpoint.url,
       consoleUrl: `${endpoint.url}${CONSOLE_PATH}`,
+      /** The local issuer: where tokens come from, its issuer, audience and scopes. */
+      issuer: issuer.description(endpoint.url),
+      /** A token from the local issuer, as POST /_local/token mints it. */
+      mintToken: (request: TokenRequest) => issuer.mint(request),
       startupMs: performance.now() - started,
       startupPhases: phases,
       wiring,
@@ -508,6 +533,9 @@ export const RUN_LOCALLY = new Set([
   'AWS::ApiGatewayV2::Route',
   // Its route settings: the stage's throttle.
   'AWS::ApiGatewayV2::Stage',
+  // The routes' JWT authorizer: the HTTP API enforces it (issuer, audience, signature, expiry, scopes)
+  // before any function runs, with the local issuer's keys (local/auth).
+  'AWS::ApiGatewayV2::Authorizer',
   'AWS::Events::EventBus',
   'AWS::Events::Rule',
   'AWS::SQS::Queue',

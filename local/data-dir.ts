@@ -5,13 +5,15 @@ import { dirname, join } from 'node:path';
  * What the local cloud keeps in `--data-dir DIR` so that a start on the same
  * DIR resumes where the last one stopped, however it stopped (Ctrl-C or
  * SIGKILL): the DynamoDB engine's journal, each stream mapping's position, the
- * dead-letter queues, and when each scheduled rule last fired. The layout:
+ * dead-letter queues, when each scheduled rule last fired, and the local
+ * issuer's signing key. The layout:
  *
  * ```text
  * DIR/dynamodb/journal.jsonl        every DynamoDB write, one per line (tables, items, stream records)
  * DIR/streams/<mapping>.json        the last sequence number handled per shard
  * DIR/dead-letters/<queue>.jsonl    every message sent to a queue, one per line
  * DIR/schedules.json                each scheduled rule's last scheduled time
+ * DIR/issuer/signing-key.pem        the local issuer's RSA key (tokens outlive a restart)
  * DIR/lock                          the process id of the cloud running on it
  * ```
  */
@@ -22,6 +24,7 @@ export function dataDirLayout(dataDir: string) {
     streams: join(dataDir, 'streams'),
     deadLetters: join(dataDir, 'dead-letters'),
     schedules: join(dataDir, 'schedules.json'),
+    issuerKey: join(dataDir, 'issuer', 'signing-key.pem'),
   };
 }
 

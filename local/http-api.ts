@@ -3,6 +3,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { AdmissionControl, Refusal } from './admission';
 import { ACCOUNT, type Assembly, type Resolve, resourcesOfType } from './assembly';
+import {
+  authorizeRequest,
+  type JwtAuthorizerSpec,
+  type JwtContext,
+  type JwtExpectation,
+  jwtAuthorizers,
+  type RouteAuthorization,
+  routeAuthorization,
+} from './auth';
 import { FunctionError, type LambdaRuntime, QueueWaitExceeded, THROTTLED_ERROR } from './lambda/runtime';
 import { type ThrottleLimit, TokenBucket } from './throttle';
 
@@ -16,12 +25,14 @@ export interface RouteSpec {
   readonly literalSegments: number;
   /** The stage's throttle for this route, if it has one. */
   readonly throttle?: ThrottleLimit;
+  /** Who may call it: its AuthorizationType, authorizer and scopes, from the template. */
+  readonly authorization: RouteAuthorization;
 }
 
 /** API Gateway's own limit on an HTTP API request body. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
-/** Reads each AWS::ApiGatewayV2::Route and the Lambda its integration targets. */
+/** Reads each AWS::ApiGatewayV2::Route, the Lambda its integration targets and its authorization. */
 export function routeSpecs(
   assembly: Assembly,
   resolve: Resolve,
@@ -29,6 +40,7 @@ export function routeSpecs(
   throttleOf: (routeKey: string) => ThrottleLimit | undefined = () => undefined,
 ): RouteSpec[] {
   const { Resources } = assembly.template;
+  const authorizers = jwtAuthorizers(assembly, resolve);
   return resourcesOfType(assembly.template, 'AWS::ApiGatewayV2::Route').map(([logicalId, r]) => {
     const p = r.Properties ?? {};
     const routeKey = String(p.RouteKey);
@@ -66,6 +78,7 @@ export function routeSpecs(
       parameterNames,
       literalSegments: segments.filter((s) => !s.startsWith('{')).length,
       ...(throttle ? { throttle } : {}),
+      authorization: routeAuthorization(routeKey, p, authorizers),
     };
   });
 }
@@ -87,10 +100,15 @@ export interface RequestRecord {
   readonly refused?: Refusal;
 }
 
+/** The keys a JWT authorizer trusts for its issuer (locally: the local issuer's, see local/auth). */
+export type KeysOf = (authorizer: JwtAuthorizerSpec) => JwtExpectation['keys'];
+
 /**
  * The HTTP API on 127.0.0.1: matches a request to a route as API Gateway
- * does (most literal segments first), invokes the route's function with an
- * API Gateway v2 (payload 2.0) event, and maps its result back to HTTP.
+ * does (most literal segments first), checks its token as the route's JWT
+ * authorizer does (a 401 or 403 before any function runs), invokes the
+ * route's function with an API Gateway v2 (payload 2.0) event, and maps its
+ * result back to HTTP.
  */
 export class LocalHttpApi {
   private server?: Server;
@@ -104,6 +122,8 @@ export class LocalHttpApi {
     private readonly runtime: LambdaRuntime,
     private readonly log: (message: string) => void,
     private readonly admission?: AdmissionControl,
+    /** No keys: every token is refused (a JWT route answers 401). */
+    private readonly keysOf: KeysOf = () => new Map(),
   ) {
     this.routes = [...routes].sort((a, b) => b.literalSegments - a.literalSegments);
     for (const route of routes) {
@@ -164,6 +184,12 @@ export class LocalHttpApi {
     const found = this.match(method, url.pathname);
     if (!found) return this.reply(res, started, 'NOT_FOUND', 404, { message: 'Not Found' });
     const { route, pathParameters } = found;
+    // The authorizer answers before anything else runs (the throttle counts only what it let through).
+    const authorization = authorizeRequest(route.authorization, req.headers, this.keysOf);
+    if ('refusal' in authorization) {
+      const { status, body, headers } = authorization.refusal;
+      return this.reply(res, started, route.routeKey, status, body, undefined, headers);
+    }
     if (this.buckets.get(route.routeKey)?.take() === false) {
       return this.throttled(
         res,
@@ -186,7 +212,14 @@ export class LocalHttpApi {
         refusal,
       );
     }
-    const event = this.eventFor(req, url, Buffer.concat(chunks), route, pathParameters);
+    const event = this.eventFor(
+      req,
+      url,
+      Buffer.concat(chunks),
+      route,
+      pathParameters,
+      authorization.context,
+    );
     let result: unknown;
     try {
       const admission = this.admission;
@@ -258,6 +291,7 @@ export class LocalHttpApi {
     body: Buffer,
     route: RouteSpec,
     pathParameters: Record<string, string>,
+    authorizer: JwtContext | undefined,
   ) {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
@@ -282,6 +316,7 @@ export class LocalHttpApi {
       requestContext: {
         accountId: ACCOUNT,
         apiId: 'local',
+        ...(authorizer ? { authorizer } : {}),
         domainName: headers.host ?? '127.0.0.1',
         domainPrefix: 'local',
         http: {
@@ -333,9 +368,12 @@ export class LocalHttpApi {
     status: number,
     payload: unknown,
     refused?: Refusal,
+    headers: Record<string, string> = {},
   ) {
     const body = Buffer.from(JSON.stringify(payload));
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+    res
+      .writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': body.length })
+      .end(body);
     this.record(routeKey, status, started, refused);
   }
 

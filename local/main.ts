@@ -69,6 +69,9 @@ async function main() {
         .join(', ')})`,
       ...(values['data-dir'] ? [`[local] data kept in ${values['data-dir']}`] : []),
       `[local] saga console ${cloud.consoleUrl}`,
+      // The local cloud is the issuer of the template's JWT authorizer (README, "Who may do what").
+      `[local] issuer ${cloud.issuer.issuer} (audience ${cloud.issuer.audience}); a token: curl -s -X POST ` +
+        `${cloud.issuer.tokenEndpoint} -d '{"sub":"alice","scope":"commerce/shop"}' (or commerce/admin)`,
       `[local] API listening on ${cloud.url}`,
     ].join('\n'),
   );

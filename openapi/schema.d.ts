@@ -25,8 +25,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a customer */
+        /**
+         * Read a customer
+         * @description A shop token reads only its own customer: another’s answers 404, as an unknown id does.
+         */
         get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the caller’s own customer
+         * @description The customer record that belongs to the token’s `sub`.
+         */
+        get: operations["getOwnCustomer"];
         put?: never;
         post?: never;
         delete?: never;
@@ -78,7 +101,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hold units of a product until they expire */
+        /**
+         * Hold units of a product until they expire
+         * @description A shop caller holds at most the stage’s per-caller limit of one product in live reservations (admins are not limited). Only the caller that made a reservation (or an admin) may release it.
+         */
         post: operations["reserveStock"];
         delete?: never;
         options?: never;
@@ -280,6 +306,50 @@ export interface components {
              */
             createdAt: string;
         };
+        /** @description The `sub` has a customer record already (one per `sub`); nothing was registered. */
+        CustomerExistsError: {
+            error: {
+                /** @constant */
+                code: "CUSTOMER_EXISTS";
+                message: string;
+                details: unknown[];
+            };
+        };
+        /**
+         * @example {
+         *       "message": "Forbidden"
+         *     }
+         */
+        Forbidden: {
+            /** @constant */
+            message: "Forbidden";
+        };
+        /**
+         * @description The caller may not do this: `details` names each field only an admin may set.
+         * @example {
+         *       "error": {
+         *         "code": "FORBIDDEN",
+         *         "message": "only an admin may set these fields",
+         *         "details": [
+         *           {
+         *             "field": "creditLimitCents",
+         *             "message": "admin only"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        ForbiddenError: {
+            error: {
+                /** @constant */
+                code: "FORBIDDEN";
+                message: string;
+                details: {
+                    field: string;
+                    message?: string;
+                }[];
+            };
+        };
         /**
          * @description An answer of API Gateway itself rather than of the platform’s functions; act on the status.
          * @example {
@@ -288,6 +358,37 @@ export interface components {
          */
         GatewayMessage: {
             message: string;
+        };
+        /**
+         * @description The caller’s live reservations of this product plus this one would pass the stage’s per-caller limit; nothing was reserved. Release or let expire what it holds, or ask for less.
+         * @example {
+         *       "error": {
+         *         "code": "HOLD_LIMIT_REACHED",
+         *         "message": "the caller holds 8 of product prd_00000000000000000000000000000000; 3 more would pass the limit of 10",
+         *         "details": [
+         *           {
+         *             "productId": "prd_00000000000000000000000000000000",
+         *             "requested": 3,
+         *             "held": 8,
+         *             "limit": 10
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        HoldLimitReachedError: {
+            error: {
+                /** @constant */
+                code: "HOLD_LIMIT_REACHED";
+                message: string;
+                details: {
+                    productId: string;
+                    requested: number;
+                    /** @description units the caller holds of the product in live reservations */
+                    held: number;
+                    limit: number;
+                }[];
+            };
         };
         /** @description This `Idempotency-Key` was used with a different body; nothing was done. */
         IdempotencyKeyReusedError: {
@@ -494,7 +595,8 @@ export interface components {
          *     }
          */
         PlaceOrder: {
-            customerId: string;
+            /** @description omitted: the caller’s own customer. A shop token may name only its own (another’s answers 404, as an unknown id) */
+            customerId?: string;
             /** @description distinct `productId`s */
             items: {
                 productId: string;
@@ -541,9 +643,13 @@ export interface components {
             name: string;
             /** Format: email */
             email: string;
-            /** @description default 100000 ($1,000.00) */
+            /** @description default 100000 ($1,000.00); only an admin token may set it (else `403 FORBIDDEN`) */
             creditLimitCents?: number;
+            /** @description the `sub` the record will belong to; only an admin token may set it (else `403 FORBIDDEN`). A shop token registers its own `sub`; an admin’s customer without it belongs to no shop caller. */
+            ownerSub?: string;
         };
+        RegistrationConflict: components["schemas"]["CustomerExistsError"] | components["schemas"]["IdempotencyKeyReusedError"];
+        RegistrationForbidden: components["schemas"]["ForbiddenError"] | components["schemas"]["Forbidden"];
         /**
          * @example {
          *       "reservationId": "res_0123456789abcdef0123456789abcdef",
@@ -589,7 +695,7 @@ export interface components {
                 details: unknown[];
             };
         };
-        ReservationConflict: components["schemas"]["InsufficientStockError"] | components["schemas"]["IdempotencyKeyReusedError"];
+        ReservationConflict: components["schemas"]["InsufficientStockError"] | components["schemas"]["HoldLimitReachedError"] | components["schemas"]["IdempotencyKeyReusedError"];
         /**
          * @example {
          *       "quantity": 3
@@ -662,6 +768,15 @@ export interface components {
             };
         };
         TooLarge: components["schemas"]["PayloadTooLargeError"] | components["schemas"]["GatewayMessage"];
+        /**
+         * @example {
+         *       "message": "Unauthorized"
+         *     }
+         */
+        Unauthorized: {
+            /** @constant */
+            message: "Unauthorized";
+        };
         /** @description A body that is not JSON (`content-type` other than `application/json` or `*+json`). */
         UnsupportedMediaTypeError: {
             error: {
@@ -703,8 +818,10 @@ export interface components {
     parameters: {
         /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
         CorrelationId: string;
-        /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+        /** @description A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
         IdempotencyKey: string;
+        /** @description Required: this request moves money or stock, and a retry after a lost answer must not do it twice (without it, `400 VALIDATION_ERROR` naming the header). A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+        IdempotencyKeyRequired: string;
         /** @description `wait=N` (RFC 7240, 1 ≤ N ≤ 10 seconds): if the saga ends within N seconds the answer is `201` with the final order and `Preference-Applied: wait=N`; otherwise `202`. */
         Prefer: string;
     };
@@ -718,7 +835,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+                /** @description A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
@@ -788,7 +905,34 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description The `Idempotency-Key` was used with a different body. */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `creditLimitCents` or `ownerSub` from a shop token (only an admin may set them): `FORBIDDEN`; or a token with neither scope (API Gateway’s `{"message":"Forbidden"}`). */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationForbidden"];
+                };
+            };
+            /** @description The caller’s `sub` (or the `ownerSub` an admin named) has a customer record already, or the `Idempotency-Key` was used with a different body. */
             409: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -796,7 +940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReusedError"];
+                    "application/json": components["schemas"]["RegistrationConflict"];
                 };
             };
             /** @description The body is over 64 KiB (over API Gateway’s own 10 MiB it answers `{"message":"Request Entity Too Large"}`). */
@@ -884,7 +1028,156 @@ export interface operations {
                     "application/json": components["schemas"]["Customer"];
                 };
             };
-            /** @description No such customer. */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description No such customer, or not the caller’s. */
+            404: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "NOT_FOUND",
+                     *         "message": "customer cus_00000000000000000000000000000000 was not found",
+                     *         "details": [
+                     *           {
+                     *             "field": "customer",
+                     *             "id": "cus_00000000000000000000000000000000"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description Throttled (the stage’s limits, locally admission control, or DynamoDB refusing for capacity once the SDK’s retries are spent): nothing changed. API Gateway’s own throttle answers `{"message":"Too Many Requests"}`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the same request again. */
+                    "Retry-After": string;
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Throttled"];
+                };
+            };
+            /** @description A fault of the platform, never bad input. */
+            500: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalFault"];
+                };
+            };
+        };
+    };
+    getOwnCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
+                "x-correlation-id"?: components["parameters"]["CorrelationId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller’s customer. */
+            200: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "customerId": "cus_0123456789abcdef0123456789abcdef",
+                     *       "name": "Ada",
+                     *       "email": "ada@example.com",
+                     *       "creditLimitCents": 500000,
+                     *       "availableCreditCents": 487500,
+                     *       "status": "ACTIVE",
+                     *       "createdAt": "2026-11-23T14:05:09.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description The caller has not registered. */
             404: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -939,7 +1232,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+                /** @description A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
@@ -1009,6 +1302,38 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description The `Idempotency-Key` was used with a different body. */
@@ -1108,6 +1433,38 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
             /** @description No such product. */
             404: {
                 headers: {
@@ -1162,9 +1519,9 @@ export interface operations {
     reserveStock: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            header: {
+                /** @description Required: this request moves money or stock, and a retry after a lost answer must not do it twice (without it, `400 VALIDATION_ERROR` naming the header). A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
                 /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
             };
@@ -1232,6 +1589,38 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
             /** @description No such product. */
             404: {
                 headers: {
@@ -1257,7 +1646,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description Not enough stock available, or the `Idempotency-Key` was used with a different body. */
+            /** @description Not enough stock available; the caller would pass its hold limit of the product; or the `Idempotency-Key` was used with a different body. */
             409: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -1350,7 +1739,39 @@ export interface operations {
                     "application/json": components["schemas"]["ReleasedReservation"];
                 };
             };
-            /** @description No such product, or no such reservation of it. */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description No such product, or no such reservation of it, or another caller’s. */
             404: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -1416,7 +1837,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+                /** @description A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
                 "x-correlation-id"?: components["parameters"]["CorrelationId"];
@@ -1484,6 +1905,38 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description No such product. */
@@ -1573,9 +2026,9 @@ export interface operations {
     placeOrder: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            header: {
+                /** @description Required: this request moves money or stock, and a retry after a lost answer must not do it twice (without it, `400 VALIDATION_ERROR` naming the header). A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
                 /** @description `wait=N` (RFC 7240, 1 ≤ N ≤ 10 seconds): if the saga ends within N seconds the answer is `201` with the final order and `Preference-Applied: wait=N`; otherwise `202`. */
                 Prefer?: components["parameters"]["Prefer"];
                 /** @description Ties the request’s log lines, the events it appends and its saga together; echoed back. An empty one counts as none (the request id is used). */
@@ -1679,7 +2132,39 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description The body names an unknown customer or product (each in `details`). */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description The body names an unknown customer or product (each in `details`), or another’s customer; or, without `customerId`, the caller has no customer record (`id` `me`). */
             404: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -1807,7 +2292,39 @@ export interface operations {
                     "application/json": components["schemas"]["Order"];
                 };
             };
-            /** @description No such order. */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description No such order, or another customer’s. */
             404: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -1900,7 +2417,39 @@ export interface operations {
                     "application/json": components["schemas"]["SagaTrace"];
                 };
             };
-            /** @description No such order, or its saga has not started yet. */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description No such order, or another customer’s, or its saga has not started yet. */
             404: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */
@@ -1987,7 +2536,39 @@ export interface operations {
                     "application/json": components["schemas"]["Payment"];
                 };
             };
-            /** @description No such payment. */
+            /** @description No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`. */
+            401: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`. */
+            403: {
+                headers: {
+                    /** @description The request’s correlation id: the one it sent, else its request id. */
+                    "x-correlation-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description No such payment, or another customer’s. */
             404: {
                 headers: {
                     /** @description The request’s correlation id: the one it sent, else its request id. */

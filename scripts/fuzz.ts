@@ -6,7 +6,9 @@
  *
  * It starts a local cloud (or targets one with `--api`), seeds a few customers,
  * products, reservations and an order so that path parameters and bodies can
- * name real ids, and runs Schemathesis against the document the API serves
+ * name real ids (the fuzz caller's own and another customer's, which must
+ * answer 404), gets tokens from the local issuer (a shop caller's; the
+ * operator's for the admin-only routes), and runs Schemathesis against the document the API serves
  * (GET /openapi.json) with valid and invalid data, one request at a time. A
  * finding is any of: a 5xx, a status, content type, header or body the
  * document does not describe, data the document calls invalid accepted, or a
@@ -18,10 +20,12 @@
  * budget is spent). `npm test` runs a short fuzz (test/integration/fuzz.test.ts).
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CACHE_DIR, startLocalCloud } from '@commerce/local-cloud';
+import { ADMIN, claimsOf, localToken, SHOP } from '../load/tokens';
 import { ensurePythonTool } from './python-tool';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
@@ -36,6 +40,8 @@ export const ensureSchemathesis = (log?: (message: string) => void): string =>
 /** Schemathesis' own checks the fuzz runs, and the project's (scripts/fuzz_hooks.py). */
 export const FUZZ_CHECKS = [
   'not_a_server_error',
+  // Another customer's id in a shop caller's request answers 404, as an unknown one does.
+  'others_records_not_found',
   'status_code_conformance',
   'content_type_conformance',
   'response_schema_conformance',
@@ -58,10 +64,30 @@ export type Fixtures = Record<
   string[]
 >;
 
-async function send<T>(apiUrl: string, method: string, path: string, body?: unknown, headers = {}) {
+/** The fuzz's callers: the shop caller it fuzzes as, the operator (admin routes), and their tokens. */
+export interface FuzzCallers {
+  /** The caller Schemathesis acts as on every route a shop token may call. */
+  readonly shop: string;
+  /** The operator's token, for the routes only an admin may call (their cases would all be 403 otherwise). */
+  readonly admin: string;
+}
+
+async function send<T>(
+  apiUrl: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers = {},
+) {
   const response = await fetch(`${apiUrl}${path}`, {
     method,
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+      ...(method === 'POST' ? { 'idempotency-key': `fuzz-seed-${randomUUID()}` } : {}),
+      ...headers,
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -72,52 +98,86 @@ async function send<T>(apiUrl: string, method: string, path: string, body?: unkn
 /**
  * A few resources of every kind, in every state a request can meet: a product
  * with stock and one sold out, a held and a released reservation, a customer
- * with credit and one without, a confirmed order (with its payment) and a
- * cancelled one (declined).
+ * with credit, a confirmed order (with its payment) and a cancelled one (out
+ * of stock) — all the fuzz caller's own — and another customer's records
+ * (`others`): a customer with credit and its confirmed order, payment and
+ * held reservation, and a customer without credit with its declined order.
+ * A shop caller must find none of those: Schemathesis puts them in its cases
+ * beside the caller's own, and scripts/fuzz_hooks.py checks each answers
+ * 404 (or at least no 2xx).
  */
-export async function seedFixtures(apiUrl: string): Promise<Fixtures> {
-  const customer = (name: string, creditLimitCents: number) =>
-    send<{ customerId: string }>(apiUrl, 'POST', '/customers', {
+export async function seedFixtures(
+  apiUrl: string,
+  awsEndpoint: string,
+): Promise<{ fixtures: Fixtures; others: Fixtures; callers: FuzzCallers }> {
+  const run = Date.now().toString(36);
+  const [admin, shop, other, broke] = await Promise.all([
+    localToken(awsEndpoint, `fuzz-operator-${run}`, ADMIN),
+    localToken(awsEndpoint, `fuzz-${run}`, SHOP),
+    localToken(awsEndpoint, `fuzz-other-${run}`, SHOP),
+    localToken(awsEndpoint, `fuzz-broke-${run}`, SHOP),
+  ]);
+  // Credit only an admin may give; the record then belongs to the caller named by ownerSub.
+  const customer = (name: string, creditLimitCents: number, token: string) =>
+    send<{ customerId: string }>(apiUrl, admin, 'POST', '/customers', {
       name,
       email: `${name.toLowerCase()}@example.com`,
       creditLimitCents,
+      ownerSub: claimsOf(token).sub,
     });
   const product = (name: string, stock: number) =>
-    send<{ productId: string }>(apiUrl, 'POST', '/products', {
-      sku: `FUZZ-${name}-${Date.now().toString(36)}`,
+    send<{ productId: string }>(apiUrl, admin, 'POST', '/products', {
+      sku: `FUZZ-${name}-${run}`,
       name,
       priceCents: 999,
       stock,
     });
-  const reserve = (productId: string) =>
-    send<{ reservationId: string }>(apiUrl, 'POST', `/products/${productId}/reservations`, { quantity: 1 });
+  const reserve = (token: string, productId: string) =>
+    send<{ reservationId: string }>(apiUrl, token, 'POST', `/products/${productId}/reservations`, {
+      quantity: 1,
+    });
   // Prefer: wait, so that the order is final (and has its payment) when it comes back.
-  const order = (customerId: string, productId: string) =>
-    send<{ orderId: string; paymentId?: string }>(
+  const order = (token: string, customerId: string, productId: string) =>
+    send<{ orderId: string; paymentId?: string; status: string }>(
       apiUrl,
+      token,
       'POST',
       '/orders',
       { customerId, items: [{ productId, quantity: 1 }] },
       { prefer: 'wait=10' },
     );
 
-  const rich = await customer('Fuzz', 10_000_000);
-  const broke = await customer('Broke', 0);
+  const rich = await customer('Fuzz', 10_000_000, shop);
+  const someoneElse = await customer('Other', 10_000_000, other);
+  const poor = await customer('Broke', 0, broke);
   const stocked = await product('Stocked', 1_000_000);
   const soldOut = await product('SoldOut', 0);
-  const held = await reserve(stocked.productId);
-  const released = await reserve(stocked.productId);
-  await send(apiUrl, 'DELETE', `/products/${stocked.productId}/reservations/${released.reservationId}`);
-  const confirmed = await order(rich.customerId, stocked.productId);
-  const declined = await order(broke.customerId, stocked.productId);
-  if (!confirmed.paymentId)
-    throw new Error(`seeding: the order did not settle: ${JSON.stringify(confirmed)}`);
+  const held = await reserve(shop, stocked.productId);
+  const released = await reserve(shop, stocked.productId);
+  await send(apiUrl, shop, 'DELETE', `/products/${stocked.productId}/reservations/${released.reservationId}`);
+  const confirmed = await order(shop, rich.customerId, stocked.productId);
+  const outOfStock = await order(shop, rich.customerId, soldOut.productId);
+  const othersHeld = await reserve(other, stocked.productId);
+  const othersConfirmed = await order(other, someoneElse.customerId, stocked.productId);
+  const declined = await order(broke, poor.customerId, stocked.productId);
+  if (!confirmed.paymentId || !othersConfirmed.paymentId)
+    throw new Error(`seeding: an order did not settle: ${JSON.stringify([confirmed, othersConfirmed])}`);
   return {
-    customerId: [rich.customerId, broke.customerId],
-    productId: [stocked.productId, soldOut.productId],
-    reservationId: [held.reservationId, released.reservationId],
-    orderId: [confirmed.orderId, declined.orderId],
-    paymentId: [confirmed.paymentId],
+    fixtures: {
+      customerId: [rich.customerId],
+      productId: [stocked.productId, soldOut.productId],
+      reservationId: [held.reservationId, released.reservationId],
+      orderId: [confirmed.orderId, outOfStock.orderId],
+      paymentId: [confirmed.paymentId],
+    },
+    others: {
+      customerId: [someoneElse.customerId, poor.customerId],
+      productId: [],
+      reservationId: [othersHeld.reservationId],
+      orderId: [othersConfirmed.orderId, declined.orderId],
+      paymentId: [othersConfirmed.paymentId],
+    },
+    callers: { shop, admin },
   };
 }
 
@@ -150,7 +210,7 @@ export interface FuzzResult {
 /** Runs Schemathesis against a running local cloud; resolves when it ends. */
 export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
   const schemathesis = ensureSchemathesis(options.log);
-  const fixtures = await seedFixtures(options.apiUrl);
+  const { fixtures, others, callers } = await seedFixtures(options.apiUrl, options.awsEndpoint);
   const args = [
     'run',
     `${options.apiUrl}/openapi.json`,
@@ -194,6 +254,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       FUZZ_API_URL: options.apiUrl,
       FUZZ_AWS_ENDPOINT: options.awsEndpoint,
       FUZZ_FIXTURES: JSON.stringify(fixtures),
+      // Another customer's ids, put in the cases beside the caller's own: each must answer 404.
+      FUZZ_OTHERS: JSON.stringify(others),
+      // The caller's shop token on every route it may call, the operator's on the admin-only ones.
+      FUZZ_SHOP_TOKEN: callers.shop,
+      FUZZ_ADMIN_TOKEN: callers.admin,
       // Plain output for a log or a test's failure message.
       NO_COLOR: '1',
       COLUMNS: '120',

@@ -6,7 +6,11 @@ request answered 4xx wrote nothing.
 Environment (set by scripts/fuzz.ts):
   FUZZ_API_URL       the API under test (only requests to it are accounted)
   FUZZ_AWS_ENDPOINT  the local cloud's AWS endpoint (its /_local/stats counters)
-  FUZZ_FIXTURES      JSON: path-parameter name -> ids the seeding created
+  FUZZ_FIXTURES      JSON: path-parameter name -> ids the seeding created (the fuzz caller's own)
+  FUZZ_OTHERS        JSON: the same for another customer's records (each must answer 404 to the caller)
+  FUZZ_SHOP_TOKEN    the fuzz caller's shop token, sent on every route a shop token may call
+  FUZZ_ADMIN_TOKEN   the operator's token, sent on the routes only an admin may call (read from the
+                     document's security requirements)
   FUZZ_TRACE         optional: a file to which every request is appended (a JSON line:
                      request, status, item writes, milliseconds spent waiting and answering)
 
@@ -48,6 +52,7 @@ import json
 import os
 import re
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from typing import Any
@@ -59,6 +64,11 @@ from hypothesis import strategies as st
 API_URL = os.environ["FUZZ_API_URL"].rstrip("/")
 AWS_ENDPOINT = os.environ["FUZZ_AWS_ENDPOINT"].rstrip("/")
 FIXTURES: dict[str, list[str]] = json.loads(os.environ.get("FUZZ_FIXTURES", "{}"))
+OTHERS: dict[str, list[str]] = json.loads(os.environ.get("FUZZ_OTHERS", "{}"))
+OTHERS_IDS = {i for ids in OTHERS.values() for i in ids}
+SHOP_TOKEN = os.environ.get("FUZZ_SHOP_TOKEN", "")
+ADMIN_TOKEN = os.environ.get("FUZZ_ADMIN_TOKEN", "")
+ADMIN_SCOPE = "commerce/admin"
 
 # The idempotency table and the services' events tables, by their logical ids (the local cloud's tables
 # are named by theirs).
@@ -181,9 +191,44 @@ LEDGER = _Ledger()
 _send = requests.Session.send
 
 
+def _admin_only_operations() -> list[tuple[str, re.Pattern[str]]]:
+    """
+    The operations whose security requirements name the admin scope alone, read
+    from the document the API serves: their cases go with the operator's token
+    (with a shop token every one would be the gateway's 403, and the fuzz would
+    test nothing of them). Every other operation is fuzzed as the shop caller.
+    """
+    with urllib.request.urlopen(f"{API_URL}/openapi.json", timeout=30) as response:
+        document = json.load(response)
+    found = []
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict):
+                continue
+            requirements = operation.get("security", document.get("security", []))
+            scopes = {scope for requirement in requirements for names in requirement.values() for scope in names}
+            if scopes == {ADMIN_SCOPE}:
+                pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path))
+                found.append((method.upper(), re.compile(f"^{pattern}$")))
+    return found
+
+
+ADMIN_ONLY = _admin_only_operations() if SHOP_TOKEN else []
+
+
+def _with_token(request: requests.PreparedRequest) -> None:
+    """The caller's token on a request that has none (a case may carry its own, e.g. a bad one)."""
+    if not SHOP_TOKEN or "Authorization" in request.headers:
+        return
+    path = urllib.parse.urlsplit(request.url or "").path
+    admin = any(method == request.method and pattern.match(path) for method, pattern in ADMIN_ONLY)
+    request.headers["Authorization"] = f"Bearer {ADMIN_TOKEN if admin else SHOP_TOKEN}"
+
+
 def _accounted_send(self: requests.Session, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
     if not (request.url or "").startswith(API_URL):
         return _send(self, request, **kwargs)
+    _with_token(request)
     started = time.monotonic()
     before = LEDGER.before()
     sent = time.monotonic()
@@ -257,6 +302,44 @@ def _remembered_refusal(request: requests.PreparedRequest, response: Any, writes
     return refused_creation or all(IDEMPOTENCY_TABLE.match(table) for table in writes)
 
 
+def _names_others_record(request: requests.PreparedRequest) -> str | None:
+    """The id of another customer's record the request names, in its path or its body's customerId."""
+    path = urllib.parse.urlsplit(request.url or "").path
+    for segment in path.split("/"):
+        if urllib.parse.unquote(segment) in OTHERS_IDS:
+            return urllib.parse.unquote(segment)
+    if request.method == "POST" and path == "/orders" and request.body:
+        try:
+            customer = json.loads(request.body).get("customerId")
+        except (ValueError, AttributeError):
+            return None
+        if customer in OTHERS_IDS:
+            return str(customer)
+    return None
+
+
+@schemathesis.check
+def others_records_not_found(ctx: Any, response: Any, case: Any) -> None:
+    """
+    A shop caller naming another customer's record is answered as for an
+    unknown id (api.md, "Identity and access"): a read 404, and never a 2xx.
+    A request refused before the record is looked up (400 bad input, 429)
+    says nothing about it and passes.
+    """
+    request = response.request
+    if request.headers.get("Authorization") != f"Bearer {SHOP_TOKEN}":
+        return None
+    other = _names_others_record(request)
+    if other is None:
+        return None
+    status = response.status_code
+    if 200 <= status < 300:
+        raise AssertionError(f"another customer's record {other} answered {status} to a shop caller")
+    if request.method == "GET" and status not in (404, 429):
+        raise AssertionError(f"another customer's record {other} answered {status}, not 404 as an unknown id")
+    return None
+
+
 def _valid_id(value: Any) -> bool:
     """
     Whether a generated id is valid as the document says ids are (1 to 128
@@ -268,8 +351,11 @@ def _valid_id(value: Any) -> bool:
 
 
 def _with_real_ids(generated: Any, name: str) -> Any:
-    """The generated value or one of the seeded ids for `name`, chosen by Hypothesis (so a seed replays it)."""
-    ids = FIXTURES.get(name)
+    """
+    The generated value or one of the seeded ids for `name` (the caller's own or
+    another customer's), chosen by Hypothesis (so a seed replays it).
+    """
+    ids = [*FIXTURES.get(name, []), *OTHERS.get(name, [])]
     if not ids or not _valid_id(generated):
         return st.just(generated)
     return st.sampled_from([generated, *ids])

@@ -1,8 +1,11 @@
 /** The accounts module's HTTP contract: what `POST /customers` takes and what its routes answer. */
 import * as z from 'zod';
 import {
+  authResponses,
   bodyResponses,
+  CustomerExistsError,
   commonResponses,
+  ForbiddenError,
   id,
   instant,
   integer,
@@ -14,13 +17,19 @@ import {
   responseSchema,
   text,
 } from '../shared/contract';
-import { ACCOUNTS_ROUTES } from './seams';
+import { ACCOUNTS_ROUTE_SCOPES, ACCOUNTS_ROUTES } from './seams';
 
 export const RegisterCustomer = requestSchema(
   z.strictObject({
     name: text(200),
     email: z.email().max(254),
-    creditLimitCents: integer(0).optional().meta({ description: 'default 100000 ($1,000.00)' }),
+    creditLimitCents: integer(0).optional().meta({
+      description: 'default 100000 ($1,000.00); only an admin token may set it (else `403 FORBIDDEN`)',
+    }),
+    ownerSub: z.string().min(1).max(256).optional().meta({
+      description:
+        'the `sub` the record will belong to; only an admin token may set it (else `403 FORBIDDEN`). A shop token registers its own `sub`; an admin’s customer without it belongs to no shop caller.',
+    }),
   }),
   {
     id: 'RegisterCustomer',
@@ -61,7 +70,7 @@ const customerId = { description: 'the customer’s id', prefix: 'cus' };
 
 export const accountsOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(ACCOUNTS_ROUTES, 'registerCustomer'),
+    ...operationOf(ACCOUNTS_ROUTES, 'registerCustomer', ACCOUNTS_ROUTE_SCOPES),
     tag: 'Accounts',
     summary: 'Register a customer',
     body: RegisterCustomer,
@@ -69,18 +78,43 @@ export const accountsOperations: readonly OperationSpec[] = [
     responses: {
       201: { description: 'Registered.', schema: Customer, headers: ['location'] },
       ...bodyResponses,
-      409: keyReusedResponse,
+      403: {
+        description:
+          '`creditLimitCents` or `ownerSub` from a shop token (only an admin may set them): `FORBIDDEN`; or a token with neither scope (API Gateway’s `{"message":"Forbidden"}`).',
+        schema: responseSchema(z.union([ForbiddenError, authResponses[403]!.schema!]), {
+          id: 'RegistrationForbidden',
+        }),
+      },
+      409: {
+        description:
+          'The caller’s `sub` (or the `ownerSub` an admin named) has a customer record already, or the `Idempotency-Key` was used with a different body.',
+        schema: responseSchema(z.union([CustomerExistsError, keyReusedResponse.schema!]), {
+          id: 'RegistrationConflict',
+        }),
+      },
       ...commonResponses,
     },
   },
   {
-    ...operationOf(ACCOUNTS_ROUTES, 'getCustomer'),
+    ...operationOf(ACCOUNTS_ROUTES, 'getCustomer', ACCOUNTS_ROUTE_SCOPES),
     tag: 'Accounts',
     summary: 'Read a customer',
+    description: 'A shop token reads only its own customer: another’s answers 404, as an unknown id does.',
     pathParameters: { customerId },
     responses: {
       200: { description: 'The customer.', schema: Customer },
-      404: notFoundResponse('No such customer.'),
+      404: notFoundResponse('No such customer, or not the caller’s.'),
+      ...commonResponses,
+    },
+  },
+  {
+    ...operationOf(ACCOUNTS_ROUTES, 'getOwnCustomer', ACCOUNTS_ROUTE_SCOPES),
+    tag: 'Accounts',
+    summary: 'Read the caller’s own customer',
+    description: 'The customer record that belongs to the token’s `sub`.',
+    responses: {
+      200: { description: 'The caller’s customer.', schema: Customer },
+      404: notFoundResponse('The caller has not registered.'),
       ...commonResponses,
     },
   },

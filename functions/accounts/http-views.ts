@@ -1,7 +1,7 @@
-import { availableCreditCents, type Customer } from './domain';
+import { availableCreditCents, type Customer, type CustomerProfile } from './domain';
 
 /** A customer as `GET /customers/{id}` answers it. */
-export const customerView = (c: Customer) => ({
+export const customerView = (c: Customer & CustomerProfile) => ({
   customerId: c.customerId,
   name: c.name,
   email: c.email,

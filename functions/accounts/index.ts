@@ -7,4 +7,5 @@ export {
   type CustomerState,
   customerDecider,
 } from './domain';
+export { type CustomerOwnership, customerOwnership } from './ownership';
 export { type CustomersStore, customers } from './store';

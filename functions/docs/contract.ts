@@ -1,7 +1,7 @@
 /** The docs module's HTTP contract: the OpenAPI document itself and its reference page. */
 import * as z from 'zod';
 import { commonResponses, type OperationSpec, operationOf, responseSchema } from '../shared/contract';
-import { DOCS_ROUTES } from './seams';
+import { DOCS_ROUTE_SCOPES, DOCS_ROUTES } from './seams';
 
 export const OpenApiDocument = responseSchema(
   z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
@@ -10,13 +10,13 @@ export const OpenApiDocument = responseSchema(
 
 export const docsOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(DOCS_ROUTES, 'getOpenApiDocument'),
+    ...operationOf(DOCS_ROUTES, 'getOpenApiDocument', DOCS_ROUTE_SCOPES),
     tag: 'Documentation',
     summary: 'This OpenAPI 3.1 document',
     responses: { 200: { description: 'The document.', schema: OpenApiDocument }, ...commonResponses },
   },
   {
-    ...operationOf(DOCS_ROUTES, 'getReferencePage'),
+    ...operationOf(DOCS_ROUTES, 'getReferencePage', DOCS_ROUTE_SCOPES),
     tag: 'Documentation',
     summary: 'The API reference as a web page',
     description: 'Rendered from this document; self-contained (no script or style from elsewhere).',

@@ -11,6 +11,7 @@ import { inventoryOperations } from '../inventory';
 import { ordersOperations } from '../orders';
 import { paymentsOperations } from '../payments';
 import {
+  authResponses,
   type OperationSpec,
   type ResponseHeader,
   requestSchemas,
@@ -45,7 +46,10 @@ const DESCRIPTION = `The public interface of the serverless commerce platform: t
 - Errors always have the shape \`{"error": {"code", "message", "details": [...]}}\`, never a stack trace. Bad input never yields a 5xx and never changes anything.
 - \`429 THROTTLED\` carries \`Retry-After\` (seconds) and had no effect: send the same request again, with the same \`Idempotency-Key\`.
 - \`x-correlation-id\` (sent, else the request's id) is echoed in every answer of the platform and ties together the logs of the request and of the saga it starts.
-- Where a stage has a JWT authorizer (prod), every route takes \`Authorization: Bearer <JWT>\`; API Gateway answers \`401 {"message":"Unauthorized"}\` without one.`;
+- Every route but \`GET /openapi.json\` and \`GET /docs\` takes \`Authorization: Bearer <JWT>\` (an OAuth 2.0 access token of the stage's issuer), on every stage and locally. Without a valid one API Gateway answers \`401 {"message":"Unauthorized"}\`; with one lacking the route's scopes, \`403 {"message":"Forbidden"}\`. Each operation's \`security\` lists the scopes it accepts (any one of them).
+- \`commerce/shop\`: a customer acting for itself (its \`sub\`). It sees only its own customer, orders, payments, saga traces and reservations (another's answers \`404\` as an unknown id), and holds at most the stage's limit of one product in live reservations (\`409 HOLD_LIMIT_REACHED\`). \`commerce/admin\`: an operator, for anyone.
+- Tokens: locally \`POST /_local/token\` on the local AWS endpoint (the API's port + 1) with \`{"sub", "scope"}\`; on a stage with its own user pool, the stack's \`TokenUrl\` output (shoppers: authorization code with PKCE; operators: client credentials); otherwise the stage's identity provider.
+- Idempotency keys belong to the caller (the same key from two \`sub\`s is two keys); \`POST /orders\` and reservations require one.`;
 
 const HEADERS: Record<ResponseHeader, Json> = {
   location: {
@@ -86,7 +90,15 @@ const PARAMETERS: Record<string, Json> = {
     in: 'header',
     required: false,
     description:
-      'A repeat with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`.',
+      'A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`.',
+    schema: { type: 'string', minLength: 1, maxLength: 128, examples: ['order-2026-11-23-0001'] },
+  },
+  IdempotencyKeyRequired: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: true,
+    description:
+      'Required: this request moves money or stock, and a retry after a lost answer must not do it twice (without it, `400 VALIDATION_ERROR` naming the header). A repeat by the same caller with the same key and body answers the first response and has no second effect; the same key with another body is `409 IDEMPOTENCY_KEY_REUSED`.',
     schema: { type: 'string', minLength: 1, maxLength: 128, examples: ['order-2026-11-23-0001'] },
   },
   Prefer: {
@@ -98,6 +110,22 @@ const PARAMETERS: Record<string, Json> = {
     schema: { type: 'string', examples: ['wait=5'] },
   },
 };
+
+/** The bearer scheme of the JWT authorizer; OpenAPI 3.1 lets a non-OAuth scheme list the scopes (roles) an operation needs. */
+const BEARER = 'bearerAuth';
+const SECURITY_SCHEMES: Record<string, Json> = {
+  [BEARER]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'An OAuth 2.0 access token (JWT) of the stage’s issuer: `iss`, `aud` or `client_id`, `exp`, `sub`, and `scope` (space-separated: `commerce/shop` or `commerce/admin`). API Gateway checks it before any function runs.',
+  },
+};
+
+/** Who may call an operation: any one of its scopes (one requirement each), or nobody's token (`[]`). */
+const securityOf = (spec: OperationSpec) =>
+  spec.access === 'public' ? [] : spec.access.map((scope) => ({ [BEARER]: [scope] }));
 
 /** The named schemas as JSON Schema 2020-12 (OpenAPI 3.1's dialect), referring to each other by component. */
 function componentSchemas(): Record<string, Json> {
@@ -141,8 +169,10 @@ function operation(spec: OperationSpec): Json {
   const missing = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((n) => !spec.pathParameters?.[n]);
   if (missing.length > 0)
     throw new Error(`${spec.route}: path parameters not described: ${missing.join(', ')}`);
+  // The authorizer's own answers first come from the gateway; an operation's own 403 (FORBIDDEN) includes its.
+  const specResponses = spec.access === 'public' ? spec.responses : { ...authResponses, ...spec.responses };
   const responses = Object.fromEntries(
-    Object.entries(spec.responses).map(([status, r]) => {
+    Object.entries(specResponses).map(([status, r]) => {
       const headers = Object.fromEntries([
         ...(r.headers ?? []).map((h) => [HEADER_NAMES[h], { ...HEADERS[h], required: true }]),
         ...(r.optionalHeaders ?? []).map((h) => [HEADER_NAMES[h], HEADERS[h]]),
@@ -159,9 +189,12 @@ function operation(spec: OperationSpec): Json {
     tags: [spec.tag],
     summary: spec.summary,
     ...(spec.description ? { description: spec.description } : {}),
+    security: securityOf(spec),
     parameters: [
       ...pathParameters,
-      ...(spec.idempotent ? [ref('parameters', 'IdempotencyKey')] : []),
+      ...(spec.idempotent
+        ? [ref('parameters', spec.keyRequired ? 'IdempotencyKeyRequired' : 'IdempotencyKey')]
+        : []),
       ...(spec.prefer ? [ref('parameters', 'Prefer')] : []),
       ref('parameters', 'CorrelationId'),
     ],
@@ -193,7 +226,7 @@ export function openApiDocument() {
     info: { title: 'Serverless commerce platform', version: '1.0.0', description: DESCRIPTION },
     tags: TAGS,
     paths,
-    components: { schemas: componentSchemas(), parameters: PARAMETERS },
+    components: { schemas: componentSchemas(), parameters: PARAMETERS, securitySchemes: SECURITY_SCHEMES },
   };
 }
 

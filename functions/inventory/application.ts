@@ -1,10 +1,19 @@
 import { createHash } from 'node:crypto';
+import { type Caller, mayAccess } from '../shared/caller';
+import { isRejection } from '../shared/decider';
 import { AlreadyCreated, ConcurrencyError } from '../shared/errors';
-import { type AppendMeta, type Loaded, retryOnConflict, TRANSACTION_ITEM_LIMIT } from '../shared/event-store';
+import {
+  type AppendMeta,
+  type Loaded,
+  type PendingAppend,
+  retryOnConflict,
+  TRANSACTION_ITEM_LIMIT,
+} from '../shared/event-store';
 import { newId } from '../shared/ids';
 import {
   decideProduct,
   decideReservation,
+  holdingsDecider,
   type KnownShard,
   NO_STOCK,
   type Product,
@@ -17,7 +26,7 @@ import {
   sumStock,
 } from './domain';
 import { isShortfall, stockPlanning } from './stock-planning';
-import { allShards, type InventoryStores, type ShardAppend } from './store';
+import { allShards, holdingsId, type InventoryStores, type ShardAppend } from './store';
 
 /** Why an inventory use case refused; the HTTP handler answers each in the contract's error shape. */
 export type InventoryRejection =
@@ -32,7 +41,15 @@ export type InventoryRejection =
   /** Every attempt lost an optimistic-concurrency race: the product is under more contention than its shards absorb. */
   | { readonly code: 'CONTENDED'; readonly productId: string }
   /** Releasing a reservation that was sold with its order. */
-  | { readonly code: 'RESERVATION_COMMITTED'; readonly reservationId: string };
+  | { readonly code: 'RESERVATION_COMMITTED'; readonly reservationId: string }
+  /** A shop caller's live reservations of the product plus this one would pass its limit. */
+  | {
+      readonly code: 'HOLD_LIMIT_REACHED';
+      readonly productId: string;
+      readonly requested: number;
+      readonly held: number;
+      readonly limit: number;
+    };
 
 /** What a use case answers: its result, or why it refused. */
 export type Outcome<T> = { readonly ok: T } | { readonly rejection: InventoryRejection };
@@ -54,8 +71,16 @@ const insufficientStock = (productId: string, requested: number, available: numb
  * flash-sale machinery) is `StockPlanning`'s to say.
  */
 export function inventoryCommands(stores: InventoryStores, settings: InventorySettings) {
-  const { products, reservations, loadProduct, loadShards, append, applyReservationDecision, shardAppends } =
-    stores;
+  const {
+    products,
+    reservations,
+    holdings,
+    loadProduct,
+    loadShards,
+    append,
+    applyReservationDecision,
+    shardAppends,
+  } = stores;
   const planning = stockPlanning(stores);
 
   async function view(productId: string): Promise<Outcome<ProductStock>> {
@@ -114,10 +139,32 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     quantity: number,
     meta: AppendMeta,
     reservationId = newId('res'),
+    /** Who places it: it records them as its holder, and a shop caller's counts against its limit. */
+    caller?: Caller,
   ): Promise<Outcome<Reservation>> {
     const product = await loadProduct(productId);
     if (!product) return noSuchProduct(productId);
     const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);
+    const limit = caller && !caller.isAdmin ? settings.holdLimitPerCaller : undefined;
+    /** This attempt's `HoldTaken`, decided on the holdings as just read: written with the reservation. */
+    let hold: PendingAppend | undefined;
+    const takeHold = async (): Promise<Outcome<undefined> | undefined> => {
+      if (limit === undefined || !caller) return undefined;
+      const id = holdingsId(productId, caller.sub);
+      const held = await holdings.load(id);
+      const decision = holdingsDecider.decide(
+        { type: 'Take', reservationId, quantity, expiresAt, limit, now: meta.now },
+        held.state,
+      );
+      if (isRejection(decision)) {
+        const { held: units } = decision.rejection;
+        return {
+          rejection: { code: 'HOLD_LIMIT_REACHED', productId, requested: quantity, held: units, limit },
+        };
+      }
+      hold = holdings.pending(id, held.version, decision.events, held.state, meta);
+      return undefined;
+    };
     const place = async ({
       parts,
       loaded,
@@ -126,13 +173,30 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
       loaded: ReadonlyMap<number, Loaded<Stock>>;
     }) => {
       const decision = decideReservation(
-        { type: 'Place', reservationId, productId, parts, expiresAt, now: meta.now },
+        {
+          type: 'Place',
+          reservationId,
+          productId,
+          parts,
+          expiresAt,
+          now: meta.now,
+          ...(caller?.sub ? { holder: caller.sub } : {}),
+          limited: hold !== undefined,
+        },
         null,
       );
       if ('rejection' in decision) throw new Error(`a new reservation refused: ${decision.rejection.code}`);
       const none = { state: null, version: 0 };
       try {
-        await applyReservationDecision(productId, reservationId, none, decision, loaded, meta);
+        await applyReservationDecision(
+          productId,
+          reservationId,
+          none,
+          decision,
+          loaded,
+          meta,
+          hold ? [hold] : [],
+        );
       } catch (error) {
         // The reservation exists: a repeat of the request that made it (its id derives from the key).
         if (error instanceof ConcurrencyError && error.existing.includes(reservationId))
@@ -147,6 +211,9 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     };
     try {
       return await retryOnConflict(async () => {
+        // The limit first: a caller at it is refused whatever the stock, and with no read of a shard.
+        const overLimit = await takeHold();
+        if (overLimit) return overLimit as Outcome<Reservation>;
         const refused = knownShort();
         if (refused) return refused;
         const attemptStart = Date.now();
@@ -251,11 +318,17 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     reservationId: string,
     reason: 'RELEASED' | 'EXPIRED',
     meta: AppendMeta,
+    /** Who asks: a shop caller may release only its own (another's is as unknown). Omitted: the sweeper. */
+    caller?: Caller,
   ): Promise<Outcome<{ changed: boolean }>> {
     return retryOnConflict(async () => {
       const loaded = await reservations.load(reservationId);
       const reservation = loaded.state;
-      if (!reservation || (productId !== undefined && reservation.productId !== productId)) {
+      if (
+        !reservation ||
+        (productId !== undefined && reservation.productId !== productId) ||
+        (caller !== undefined && !mayAccess(caller, 'holder' in reservation ? reservation.holder : undefined))
+      ) {
         return { rejection: { code: 'NO_SUCH_RESERVATION', reservationId } };
       }
       const command =
@@ -270,7 +343,24 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
         reservation.productId,
         decision.shards.map((s) => s.shard),
       );
-      await applyReservationDecision(reservation.productId, reservationId, loaded, decision, shards, meta);
+      // What it held counts against its holder's limit no more: returned in the same transaction.
+      const returned: PendingAppend[] = [];
+      if (reservation.status !== 'VOIDED' && reservation.limited && reservation.holder) {
+        const id = holdingsId(reservation.productId, reservation.holder);
+        const held = await holdings.load(id);
+        const back = holdingsDecider.decide({ type: 'Return', reservationId }, held.state);
+        if (!isRejection(back) && back.events.length > 0)
+          returned.push(holdings.pending(id, held.version, back.events, held.state, meta));
+      }
+      await applyReservationDecision(
+        reservation.productId,
+        reservationId,
+        loaded,
+        decision,
+        shards,
+        meta,
+        returned,
+      );
       return { ok: { changed: true } };
     });
   }
@@ -307,6 +397,8 @@ export interface InventorySettings {
   readonly reservationTtlSeconds: number;
   readonly unitsPerShard: number;
   readonly maxShards: number;
+  /** The most units of one product a shop caller may hold in live reservations; undefined: no limit. */
+  readonly holdLimitPerCaller?: number;
 }
 
 /** The most an order's own transactions write besides its shards: cancelling, its event, the payment and the credit. */

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import {
   bodyResponses,
   commonResponses,
+  HoldLimitReachedError,
   IdempotencyKeyReusedError,
   InsufficientStockError,
   id,
@@ -16,7 +17,7 @@ import {
   responseSchema,
   text,
 } from '../shared/contract';
-import { INVENTORY_ROUTES } from './seams';
+import { INVENTORY_ROUTE_SCOPES, INVENTORY_ROUTES } from './seams';
 
 const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
@@ -116,7 +117,7 @@ const reservationId = { description: 'the reservation’s id', prefix: 'res' };
 
 export const inventoryOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(INVENTORY_ROUTES, 'createProduct'),
+    ...operationOf(INVENTORY_ROUTES, 'createProduct', INVENTORY_ROUTE_SCOPES),
     tag: 'Inventory',
     summary: 'Create a product with its initial stock',
     body: CreateProduct,
@@ -129,7 +130,7 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    ...operationOf(INVENTORY_ROUTES, 'getProduct'),
+    ...operationOf(INVENTORY_ROUTES, 'getProduct', INVENTORY_ROUTE_SCOPES),
     tag: 'Inventory',
     summary: 'Read a product and its stock',
     pathParameters: { productId },
@@ -140,40 +141,45 @@ export const inventoryOperations: readonly OperationSpec[] = [
     },
   },
   {
-    ...operationOf(INVENTORY_ROUTES, 'reserveStock'),
+    ...operationOf(INVENTORY_ROUTES, 'reserveStock', INVENTORY_ROUTE_SCOPES),
     tag: 'Inventory',
     summary: 'Hold units of a product until they expire',
+    description:
+      'A shop caller holds at most the stage’s per-caller limit of one product in live reservations (admins are not limited). Only the caller that made a reservation (or an admin) may release it.',
     body: ReserveStock,
     idempotent: true,
+    keyRequired: true,
     pathParameters: { productId },
     responses: {
       201: { description: 'Reserved.', schema: Reservation, headers: ['location'] },
       ...bodyResponses,
       404: notFoundResponse('No such product.'),
       409: {
-        description: 'Not enough stock available, or the `Idempotency-Key` was used with a different body.',
-        schema: responseSchema(z.union([InsufficientStockError, IdempotencyKeyReusedError]), {
-          id: 'ReservationConflict',
-        }),
+        description:
+          'Not enough stock available; the caller would pass its hold limit of the product; or the `Idempotency-Key` was used with a different body.',
+        schema: responseSchema(
+          z.union([InsufficientStockError, HoldLimitReachedError, IdempotencyKeyReusedError]),
+          { id: 'ReservationConflict' },
+        ),
       },
       ...commonResponses,
     },
   },
   {
-    ...operationOf(INVENTORY_ROUTES, 'releaseReservation'),
+    ...operationOf(INVENTORY_ROUTES, 'releaseReservation', INVENTORY_ROUTE_SCOPES),
     tag: 'Inventory',
     summary: 'Release a reservation',
     description: 'Repeating it answers the same.',
     pathParameters: { productId, reservationId },
     responses: {
       200: { description: 'Released (or released already).', schema: ReleasedReservation },
-      404: notFoundResponse('No such product, or no such reservation of it.'),
+      404: notFoundResponse('No such product, or no such reservation of it, or another caller’s.'),
       409: { description: 'The reservation was sold with its order.', schema: ReservationCommittedError },
       ...commonResponses,
     },
   },
   {
-    ...operationOf(INVENTORY_ROUTES, 'restockProduct'),
+    ...operationOf(INVENTORY_ROUTES, 'restockProduct', INVENTORY_ROUTE_SCOPES),
     tag: 'Inventory',
     summary: 'Receive more stock of a product',
     body: Restock,

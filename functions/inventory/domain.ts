@@ -130,6 +130,10 @@ interface HeldReservation {
   readonly expiresAt: string;
   readonly orderId?: string;
   readonly createdAt: string;
+  /** The `sub` that placed it: only it (or an admin) may release it. None: placed before callers were known. */
+  readonly holder?: string;
+  /** It counts against its holder's per-caller limit (see `Holdings`): a shop caller's. */
+  readonly limited?: true;
 }
 
 /** A reservation that took stock: held (RESERVED) until it is released, expires or is sold with its order (COMMITTED). */
@@ -164,6 +168,8 @@ export type ReservationEvent =
         expiresAt: string;
         orderId?: string;
         placedAt: string;
+        holder?: string;
+        limited?: true;
       }
     >
   | DomainEvent<'ReservationReleased', { reservationId: string; reason: 'RELEASED' | 'EXPIRED' }>
@@ -191,7 +197,8 @@ const reservationFold: Fold<ReservationState, ReservationEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'ReservationPlaced': {
-        const { reservationId, productId, quantity, parts, expiresAt, orderId, placedAt } = event.data;
+        const { reservationId, productId, quantity, parts, expiresAt, orderId, placedAt, holder, limited } =
+          event.data;
         return {
           reservationId,
           productId,
@@ -201,6 +208,8 @@ const reservationFold: Fold<ReservationState, ReservationEvent> = {
           expiresAt,
           createdAt: placedAt,
           ...(orderId ? { orderId } : {}),
+          ...(holder ? { holder } : {}),
+          ...(limited ? { limited } : {}),
         };
       }
       case 'ReservationReleased':
@@ -258,6 +267,8 @@ export type ReservationCommand =
       readonly expiresAt: Date;
       readonly orderId?: string;
       readonly now: Date;
+      readonly holder?: string;
+      readonly limited?: boolean;
     }
   /** Gives the stock back at the client's request. */
   | { readonly type: 'Release' }
@@ -305,6 +316,8 @@ export const reservationDecider: Decider<
           expiresAt: command.expiresAt.toISOString(),
           ...(command.orderId ? { orderId: command.orderId } : {}),
           placedAt: command.now.toISOString(),
+          ...(command.holder ? { holder: command.holder } : {}),
+          ...(command.limited ? { limited: true as const } : {}),
         },
       });
     }
@@ -469,3 +482,90 @@ export function decideProduct(
  */
 export const shardCountFor = (stock: number, policy: { unitsPerShard: number; maxShards: number }) =>
   Math.max(1, Math.min(policy.maxShards, Math.ceil(stock / policy.unitsPerShard)));
+
+// ---- holdings (the per-caller limit) ----------------------------------------
+
+/**
+ * What one shop caller holds of one product in live reservations: the
+ * aggregate that bounds it (`holdingsId`). Every reservation a limited caller
+ * places appends `HoldTaken` here in the same transaction as the reservation
+ * and its stock, conditional on the version it decided on, so two
+ * reservations racing past the limit cannot both land; releasing or expiring
+ * it appends `HoldReturned` in the release's transaction. A hold past its
+ * expiry no longer counts (the reservation is not live), whether or not the
+ * sweeper has expired it yet.
+ */
+export interface Holdings {
+  readonly holds: Readonly<Record<string, { readonly quantity: number; readonly expiresAt: string }>>;
+}
+
+export const NO_HOLDINGS: Holdings = { holds: {} };
+
+export type HoldingsEvent =
+  | DomainEvent<'HoldTaken', { reservationId: string; quantity: number; expiresAt: string }>
+  | DomainEvent<'HoldReturned', { reservationId: string }>;
+
+export type HoldingsCommand =
+  | {
+      readonly type: 'Take';
+      readonly reservationId: string;
+      readonly quantity: number;
+      readonly expiresAt: Date;
+      readonly limit: number;
+      readonly now: Date;
+    }
+  | { readonly type: 'Return'; readonly reservationId: string };
+
+export type HoldingsRejection = {
+  readonly code: 'HOLD_LIMIT_REACHED';
+  readonly held: number;
+  readonly limit: number;
+};
+
+/** Units held in holds still live at `now`. */
+export const heldAt = (holdings: Holdings, now: Date) =>
+  Object.values(holdings.holds)
+    .filter((h) => Date.parse(h.expiresAt) > now.getTime())
+    .reduce((n, h) => n + h.quantity, 0);
+
+export const holdingsDecider: Decider<HoldingsCommand, Holdings, HoldingsEvent, HoldingsRejection> = {
+  foldVersion: 1,
+  initial: NO_HOLDINGS,
+  evolve(state, event) {
+    switch (event.type) {
+      case 'HoldTaken': {
+        const { reservationId, quantity, expiresAt } = event.data;
+        return { holds: { ...state.holds, [reservationId]: { quantity, expiresAt } } };
+      }
+      case 'HoldReturned': {
+        const { [event.data.reservationId]: _returned, ...holds } = state.holds;
+        return { holds };
+      }
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'Take': {
+        const held = heldAt(state, command.now);
+        if (held + command.quantity > command.limit)
+          return reject({ code: 'HOLD_LIMIT_REACHED', held, limit: command.limit });
+        return accept<HoldingsEvent>({
+          type: 'HoldTaken',
+          schemaVersion: 1,
+          data: {
+            reservationId: command.reservationId,
+            quantity: command.quantity,
+            expiresAt: command.expiresAt.toISOString(),
+          },
+        });
+      }
+      case 'Return':
+        if (!state.holds[command.reservationId]) return alreadyDone;
+        return accept<HoldingsEvent>({
+          type: 'HoldReturned',
+          schemaVersion: 1,
+          data: { reservationId: command.reservationId },
+        });
+    }
+  },
+};

@@ -1,5 +1,13 @@
 /** The inventory module's seams with the CDK app (see functions/shared/seams.ts). */
-import { environment, type IndexSeam, numeric, text } from '../shared/seams';
+import {
+  ADMIN_ONLY,
+  environment,
+  type IndexSeam,
+  numeric,
+  type RouteScopes,
+  SHOP_OR_ADMIN,
+  text,
+} from '../shared/seams';
 
 export const INVENTORY_ROUTES = {
   createProduct: 'POST /products',
@@ -9,12 +17,23 @@ export const INVENTORY_ROUTES = {
   restockProduct: 'POST /products/{productId}/restock',
 } as const;
 
+/** Who may call each route (the JWT authorizer's scopes): the catalogue and its stock are the operators'. */
+export const INVENTORY_ROUTE_SCOPES: RouteScopes<typeof INVENTORY_ROUTES> = {
+  createProduct: ADMIN_ONLY,
+  getProduct: SHOP_OR_ADMIN,
+  reserveStock: SHOP_OR_ADMIN,
+  releaseReservation: SHOP_OR_ADMIN,
+  restockProduct: ADMIN_ONLY,
+};
+
 /** What every function issuing inventory commands needs: the event table and the stage's stock settings. */
 export const inventoryCommandEnvironment = environment({
   inventoryTable: text('INVENTORY_TABLE'),
   reservationTtlSeconds: numeric('RESERVATION_TTL_SECONDS'),
   unitsPerShard: numeric('STOCK_UNITS_PER_SHARD'),
   maxShards: numeric('MAX_STOCK_SHARDS'),
+  /** The most units of one product a shop caller may hold in live reservations (admins are not limited). */
+  holdLimitPerCaller: numeric('HOLD_LIMIT_PER_CALLER'),
 });
 
 /** What a function reading or writing the inventory's read models needs. */

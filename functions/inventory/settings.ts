@@ -3,6 +3,7 @@ import type { InventorySettings } from './application';
 import { inventoryCommandEnvironment } from './seams';
 
 export const inventorySettings = (): InventorySettings => {
-  const { reservationTtlSeconds, unitsPerShard, maxShards } = fromEnvironment(inventoryCommandEnvironment);
-  return { reservationTtlSeconds, unitsPerShard, maxShards };
+  const { reservationTtlSeconds, unitsPerShard, maxShards, holdLimitPerCaller } =
+    fromEnvironment(inventoryCommandEnvironment);
+  return { reservationTtlSeconds, unitsPerShard, maxShards, holdLimitPerCaller };
 };

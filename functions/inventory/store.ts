@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { dynamoEvents, fromEnvironment } from '../shared/aws';
 import { ConcurrencyError } from '../shared/errors';
 import {
@@ -9,6 +10,7 @@ import {
 } from '../shared/event-store';
 import { foldEvents } from '../shared/events';
 import {
+  holdingsDecider,
   type Product,
   type ProductState,
   productDecider,
@@ -50,6 +52,7 @@ export function inventoryStores(
   const products = new AggregateStore(events, tableName, 'Product', productDecider);
   const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
   const reservations = new AggregateStore(events, tableName, 'Reservation', reservationDecider);
+  const holdings = new AggregateStore(events, tableName, 'Holdings', holdingsDecider);
 
   // A product's identity, price and shard count never change once created.
   const known = new Map<string, Product>();
@@ -126,11 +129,14 @@ export function inventoryStores(
     decision: ReservationDecision,
     loadedShards: ReadonlyMap<number, Loaded<Stock>>,
     meta: AppendMeta,
+    /** More appends of the same decision (the holder's holdings), in the same transaction. */
+    also: readonly PendingAppend[] = [],
   ) {
     if (decision.reservation.length === 0) return;
     await append([
       reservations.pending(reservationId, reservation.version, decision.reservation, reservation.state, meta),
       ...shardAppends(productId, decision.shards, loadedShards, meta),
+      ...also,
     ]);
   }
 
@@ -161,6 +167,7 @@ export function inventoryStores(
     products,
     shards,
     reservations,
+    holdings,
     stock,
     loadProduct,
     loadShard,
@@ -175,3 +182,7 @@ export function inventoryStores(
 export type InventoryStores = ReturnType<typeof inventoryStores>;
 
 export const allShards = (product: Product) => Array.from({ length: product.shardCount }, (_, i) => i);
+
+/** The aggregate id of what `holder` holds of `productId` (see `Holdings`): a digest, so that any `sub` makes a key. */
+export const holdingsId = (productId: string, holder: string) =>
+  `hld_${createHash('sha256').update(`${productId}/${holder}`).digest('hex').slice(0, 32)}`;

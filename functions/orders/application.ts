@@ -1,4 +1,5 @@
-import type { CustomersStore } from '../accounts';
+import { type CustomerOwnership, type CustomersStore, customerOwnership } from '../accounts';
+import type { Caller } from '../shared/caller';
 import { acceptedEvents } from '../shared/decider';
 import type { AppendMeta } from '../shared/event-store';
 import { isId } from '../shared/ids';
@@ -16,6 +17,12 @@ export interface UnknownReferences {
   readonly missing: readonly { field: string; id: string }[];
 }
 
+/** The caller the use cases trust when none is named: an operator, for anyone. */
+const TRUSTED: Caller = { sub: '', isAdmin: true };
+
+/** How a missing customer is named when the caller gave none and has none of its own (as `GET /customers/me`). */
+const OWN_CUSTOMER = 'me';
+
 /** Customers are never removed: once seen, a customer id needs no read again in this sandbox. */
 const KNOWN_CUSTOMERS_MAX = 10_000;
 
@@ -25,6 +32,7 @@ export function ordersUseCases(
   customers: CustomersStore,
   catalogue: ProductCatalogue,
   settings: { readonly sagaDeadlineSeconds: number },
+  ownership: CustomerOwnership = customerOwnership(customers),
 ) {
   const knownCustomers = new Set<string>();
   async function customerExists(customerId: string) {
@@ -36,6 +44,12 @@ export function ordersUseCases(
     return true;
   }
 
+  /** The order as its newest event item holds it: read-your-writes, no read model. */
+  async function order(orderId: string): Promise<Order | undefined> {
+    if (!isId('ord', orderId)) return undefined;
+    return (await orders.load(orderId)).state ?? undefined;
+  }
+
   return {
     /**
      * Places an order under a new id, priced now: the customer and every
@@ -45,22 +59,39 @@ export function ordersUseCases(
      */
     async place(
       orderId: string,
-      input: { customerId: string; items: readonly { productId: string; quantity: number }[] },
+      input: { customerId?: string | undefined; items: readonly { productId: string; quantity: number }[] },
       meta: AppendMeta,
+      /** Who places it: a shop caller only for its own customer. Omitted: a trusted caller (the tests). */
+      caller: Caller = TRUSTED,
     ): Promise<{ order: Order; placed: OrderPlaced } | { rejection: UnknownReferences }> {
+      // Without a customerId, the caller's own customer; a shop caller naming another's is answered as
+      // if it named an unknown one (nothing tells it that the id exists).
+      const customerId = input.customerId ?? (await ownership.customerOf(caller.sub));
       const [customer, ...products] = await Promise.all([
-        isId('cus', input.customerId) ? customerExists(input.customerId) : false,
+        customerId !== undefined && isId('cus', customerId)
+          ? customerExists(customerId).then(
+              async (exists) => exists && (await ownership.owns(caller, customerId)),
+            )
+          : false,
         ...input.items.map((i) => (isId('prd', i.productId) ? catalogue.loadProduct(i.productId) : null)),
       ]);
       const missing = [
-        ...(customer ? [] : [{ field: 'customerId', id: input.customerId }]),
+        ...(customer ? [] : [{ field: 'customerId', id: customerId ?? OWN_CUSTOMER }]),
         ...input.items.flatMap((item, i) =>
           products[i] ? [] : [{ field: `items.${i}.productId`, id: item.productId }],
         ),
       ];
       if (missing.length > 0) return { rejection: { code: 'UNKNOWN_REFERENCES', missing } };
       const prices = new Map(products.map((p) => [p!.productId, p!.priceCents]));
-      const command = { type: 'Place', orderId, ...input, prices, now: meta.now, ...settings } as const;
+      const command = {
+        type: 'Place',
+        orderId,
+        customerId: customerId!,
+        items: input.items,
+        prices,
+        now: meta.now,
+        ...settings,
+      } as const;
       const events = acceptedEvents(orderDecider.decide(command, null));
       const order = (await orders.append(orderId, 0, events, null, meta))!;
       return { order, placed: events[0] as OrderPlaced };
@@ -72,10 +103,12 @@ export function ordersUseCases(
       return first?.state ? { order: first.state, requestHash: first.requestHash } : undefined;
     },
 
-    /** The order as its newest event item holds it: read-your-writes, no read model. */
-    async order(orderId: string): Promise<Order | undefined> {
-      if (!isId('ord', orderId)) return undefined;
-      return (await orders.load(orderId)).state ?? undefined;
+    order,
+
+    /** The order if `caller` may see it (its customer's, or an admin): another's is as unknown. */
+    async orderFor(caller: Caller, orderId: string): Promise<Order | undefined> {
+      const found = await order(orderId);
+      return found && (await ownership.owns(caller, found.customerId)) ? found : undefined;
     },
   };
 }

@@ -16,7 +16,7 @@ import {
   responseSchema,
 } from '../shared/contract';
 import type { CancellationReason, OrderStatus } from './domain';
-import { ORDERS_ROUTES } from './seams';
+import { ORDERS_ROUTE_SCOPES, ORDERS_ROUTES } from './seams';
 
 const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
 const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
@@ -24,7 +24,10 @@ const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 
 export const PlaceOrder = requestSchema(
   z.strictObject({
-    customerId: z.string().min(1).max(128),
+    customerId: z.string().min(1).max(128).optional().meta({
+      description:
+        'omitted: the caller’s own customer. A shop token may name only its own (another’s answers 404, as an unknown id)',
+    }),
     items: z
       .array(z.strictObject({ productId: z.string().min(1).max(128), quantity: integer(1, 1000) }))
       .min(1)
@@ -150,7 +153,8 @@ const orderId = { description: 'the order’s id', prefix: 'ord' };
 
 export const ordersOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(ORDERS_ROUTES, 'placeOrder'),
+    ...operationOf(ORDERS_ROUTES, 'placeOrder', ORDERS_ROUTE_SCOPES),
+    keyRequired: true,
     tag: 'Orders',
     summary: 'Place an order (starts its saga)',
     description:
@@ -168,24 +172,26 @@ export const ordersOperations: readonly OperationSpec[] = [
       },
       202: { description: 'Placed; the saga is under way.', schema: OrderAccepted, headers: ['location'] },
       ...bodyResponses,
-      404: notFoundResponse('The body names an unknown customer or product (each in `details`).'),
+      404: notFoundResponse(
+        'The body names an unknown customer or product (each in `details`), or another’s customer; or, without `customerId`, the caller has no customer record (`id` `me`).',
+      ),
       409: keyReusedResponse,
       ...commonResponses,
     },
   },
   {
-    ...operationOf(ORDERS_ROUTES, 'getOrder'),
+    ...operationOf(ORDERS_ROUTES, 'getOrder', ORDERS_ROUTE_SCOPES),
     tag: 'Orders',
     summary: 'Read an order',
     pathParameters: { orderId },
     responses: {
       200: { description: 'The order.', schema: Order },
-      404: notFoundResponse('No such order.'),
+      404: notFoundResponse('No such order, or another customer’s.'),
       ...commonResponses,
     },
   },
   {
-    ...operationOf(ORDERS_ROUTES, 'getOrderSaga'),
+    ...operationOf(ORDERS_ROUTES, 'getOrderSaga', ORDERS_ROUTE_SCOPES),
     tag: 'Orders',
     summary: 'Read an order’s saga trace',
     description:
@@ -193,7 +199,7 @@ export const ordersOperations: readonly OperationSpec[] = [
     pathParameters: { orderId },
     responses: {
       200: { description: 'The trace.', schema: SagaTrace },
-      404: notFoundResponse('No such order, or its saga has not started yet.'),
+      404: notFoundResponse('No such order, or another customer’s, or its saga has not started yet.'),
       ...commonResponses,
     },
   },

@@ -1,11 +1,18 @@
 /** The orders module's seams with the CDK app (see functions/shared/seams.ts). */
-import { environment, type IndexSeam, numeric, text } from '../shared/seams';
+import { environment, type IndexSeam, numeric, type RouteScopes, SHOP_OR_ADMIN, text } from '../shared/seams';
 
 export const ORDERS_ROUTES = {
   placeOrder: 'POST /orders',
   getOrder: 'GET /orders/{orderId}',
   getOrderSaga: 'GET /orders/{orderId}/saga',
 } as const;
+
+/** Who may call each route (the JWT authorizer's scopes); a shop caller reaches only its own orders. */
+export const ORDERS_ROUTE_SCOPES: RouteScopes<typeof ORDERS_ROUTES> = {
+  placeOrder: SHOP_OR_ADMIN,
+  getOrder: SHOP_OR_ADMIN,
+  getOrderSaga: SHOP_OR_ADMIN,
+};
 
 /** What a function that reads or writes orders needs: their event table. */
 export const ordersEnvironment = environment({ ordersTable: text('ORDERS_TABLE') });

@@ -11,7 +11,7 @@ import {
   responseSchema,
 } from '../shared/contract';
 import type { PaymentStatus } from './domain';
-import { PAYMENTS_ROUTES } from './seams';
+import { PAYMENTS_ROUTE_SCOPES, PAYMENTS_ROUTES } from './seams';
 
 export const Payment = responseSchema(
   z.strictObject({
@@ -41,7 +41,7 @@ export const Payment = responseSchema(
 
 export const paymentsOperations: readonly OperationSpec[] = [
   {
-    ...operationOf(PAYMENTS_ROUTES, 'getPayment'),
+    ...operationOf(PAYMENTS_ROUTES, 'getPayment', PAYMENTS_ROUTE_SCOPES),
     tag: 'Payments',
     summary: 'Read a payment',
     pathParameters: {
@@ -49,7 +49,7 @@ export const paymentsOperations: readonly OperationSpec[] = [
     },
     responses: {
       200: { description: 'The payment.', schema: Payment },
-      404: notFoundResponse('No such payment.'),
+      404: notFoundResponse('No such payment, or another customer’s.'),
       ...commonResponses,
     },
   },

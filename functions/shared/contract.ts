@@ -5,6 +5,7 @@
  * docs function and the document's generator load every module's contract.
  */
 import * as z from 'zod';
+import type { RouteAccess } from './seams';
 
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
 export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
@@ -159,6 +160,57 @@ export const InsufficientStockError = responseSchema(
   },
 );
 
+export const ForbiddenError = responseSchema(
+  errorShape('FORBIDDEN', z.strictObject({ field: z.string(), message: z.string().optional() })),
+  {
+    id: 'ForbiddenError',
+    description: 'The caller may not do this: `details` names each field only an admin may set.',
+    examples: [
+      {
+        error: {
+          code: 'FORBIDDEN',
+          message: 'only an admin may set these fields',
+          details: [{ field: 'creditLimitCents', message: 'admin only' }],
+        },
+      },
+    ],
+  },
+);
+
+export const CustomerExistsError = responseSchema(errorShape('CUSTOMER_EXISTS', noDetail), {
+  id: 'CustomerExistsError',
+  description: 'The `sub` has a customer record already (one per `sub`); nothing was registered.',
+});
+
+export const HoldLimitReachedError = responseSchema(
+  errorShape(
+    'HOLD_LIMIT_REACHED',
+    z.strictObject({
+      productId: z.string(),
+      requested: z.number().int(),
+      held: z
+        .number()
+        .int()
+        .meta({ description: 'units the caller holds of the product in live reservations' }),
+      limit: z.number().int(),
+    }),
+  ),
+  {
+    id: 'HoldLimitReachedError',
+    description:
+      'The caller’s live reservations of this product plus this one would pass the stage’s per-caller limit; nothing was reserved. Release or let expire what it holds, or ask for less.',
+    examples: [
+      {
+        error: {
+          code: 'HOLD_LIMIT_REACHED',
+          message: `the caller holds 8 of product prd_${'0'.repeat(32)}; 3 more would pass the limit of 10`,
+          details: [{ productId: `prd_${'0'.repeat(32)}`, requested: 3, held: 8, limit: 10 }],
+        },
+      },
+    ],
+  },
+);
+
 export const IdempotencyKeyReusedError = responseSchema(errorShape('IDEMPOTENCY_KEY_REUSED', noDetail), {
   id: 'IdempotencyKeyReusedError',
   description: 'This `Idempotency-Key` was used with a different body; nothing was done.',
@@ -218,8 +270,12 @@ export interface OperationSpec {
     Record<string, { readonly description: string; readonly prefix: string }>
   >;
   readonly body?: z.ZodType;
+  /** Who may call it: the scopes the gateway requires (any one of them), or `public` (no token). */
+  readonly access: RouteAccess;
   /** A POST that honours `Idempotency-Key`. */
   readonly idempotent?: boolean;
+  /** ... and requires it (`400 VALIDATION_ERROR` naming the header without one). */
+  readonly keyRequired?: boolean;
   /** Takes `Prefer: wait=N` (POST /orders). */
   readonly prefer?: boolean;
   readonly responses: Readonly<Record<number, ResponseSpec>>;
@@ -233,10 +289,37 @@ export interface OperationSpec {
 export const operationOf = <R extends Readonly<Record<string, string>>>(
   routes: R,
   name: keyof R & string,
+  /** The module's route scopes (its seams.ts): what the gateway's authorizer requires of the route. */
+  scopes: { readonly [K in keyof R]: RouteAccess },
 ) => ({
   route: routes[name] as string,
   operationId: name,
+  access: scopes[name],
 });
+
+/**
+ * What API Gateway's JWT authorizer answers before any function runs, on
+ * every route that has it: no valid token (missing, expired, bad signature,
+ * wrong issuer or audience) is `401`; a valid one without the route's scopes `403`.
+ */
+export const authResponses: Readonly<Record<number, ResponseSpec>> = {
+  401: {
+    description:
+      'No valid token: missing, expired, a bad signature, the wrong issuer or audience. API Gateway’s own answer, `{"message":"Unauthorized"}`.',
+    schema: responseSchema(z.strictObject({ message: z.literal('Unauthorized') }), {
+      id: 'Unauthorized',
+      examples: [{ message: 'Unauthorized' }],
+    }),
+  },
+  403: {
+    description:
+      'A valid token without a scope the route requires (e.g. a shop token on an admin route). API Gateway’s own answer, `{"message":"Forbidden"}`.',
+    schema: responseSchema(z.strictObject({ message: z.literal('Forbidden') }), {
+      id: 'Forbidden',
+      examples: [{ message: 'Forbidden' }],
+    }),
+  },
+};
 
 /** The answers every route of a function may give beside its own: throttling and faults. */
 export const commonResponses: Readonly<Record<number, ResponseSpec>> = {

@@ -14,6 +14,10 @@ export class ClientError extends Error {
 export const validationError = (message: string, details: readonly unknown[] = []) =>
   new ClientError(400, 'VALIDATION_ERROR', message, details);
 
+/** The caller may not do this: a field only an admin may set, from a shop token. */
+export const forbidden = (message: string, details: readonly unknown[] = []) =>
+  new ClientError(403, 'FORBIDDEN', message, details);
+
 export const notFound = (what: string, id: string) =>
   new ClientError(404, 'NOT_FOUND', `${what} ${id} was not found`, [{ field: what, id }]);
 

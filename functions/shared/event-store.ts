@@ -114,6 +114,16 @@ export class AggregateStore<State, E extends DomainEvent> {
     private readonly indexAttributes?: IndexAttributes<State, E>,
   ) {}
 
+  /** Another kind of aggregate in the same table and store (e.g. a uniqueness claim beside the aggregates it guards). */
+  sibling<S, F extends DomainEvent>(aggregateType: string, fold: Fold<S, F>): AggregateStore<S, F> {
+    return new AggregateStore(this.store, this.tableName, aggregateType, fold);
+  }
+
+  /** Writes several appends (of this store's aggregates or its siblings') all or nothing. */
+  write(appends: readonly PendingAppend[]): Promise<void> {
+    return this.store.write(appends);
+  }
+
   async load(aggregateId: string): Promise<Loaded<State>> {
     const item = await this.store.newest(this.tableName, aggregateId);
     // A refused creation's item holds version 1, so that a creating append conflicts with it.

@@ -1,5 +1,11 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyEventV2WithJWTAuthorizer,
+  APIGatewayProxyStructuredResultV2,
+  Context,
+} from 'aws-lambda';
 import * as z from 'zod';
+import { type Caller, callerOf } from './caller';
 import { ClientError, isCapacityRefusal, throttled, validationError } from './errors';
 import { logger } from './powertools';
 import { retryWithin } from './retries';
@@ -17,6 +23,8 @@ export interface HttpRequest {
   /** The parsed JSON body; undefined when there was none. */
   readonly body: unknown;
   readonly correlationId: string;
+  /** Who is calling, from the JWT authorizer's claims (a public route's is `ANONYMOUS`). */
+  readonly caller: Caller;
   readonly now: Date;
   /** When API Gateway received the request (`requestContext.timeEpoch`); before `now` by the time it took to get here. */
   readonly receivedAt: Date;
@@ -34,6 +42,16 @@ export const json = (
   headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify(payload),
 });
+
+/** The caller of a route with no authorizer (the documentation): nobody, and no admin. */
+export const ANONYMOUS: Caller = { sub: '', isAdmin: false };
+
+/**
+ * API Gateway's own answer to a request without a valid token. A function
+ * sees such a request only when it was invoked without the authorizer (a
+ * misconfiguration): it answers as the gateway would, and does nothing.
+ */
+const UNAUTHORIZED: HttpResult = json(401, { message: 'Unauthorized' });
 
 /** Seconds a client waits before it sends a refused (`429`) request again. */
 const RETRY_AFTER_SECONDS = 1;
@@ -98,6 +116,8 @@ function readBody(event: APIGatewayProxyEventV2): unknown {
 export function httpHandler<R extends Routes>(
   routes: R,
   handlers: { readonly [K in keyof R]: RouteHandler },
+  /** `anonymous`: the module's routes have no authorizer (functions/docs); otherwise every request names its caller. */
+  { anonymous = false }: { readonly anonymous?: boolean } = {},
 ) {
   const byRouteKey = new Map<string, RouteHandler>(
     Object.entries(routes).map(([name, routeKey]) => [routeKey, handlers[name as keyof R]]),
@@ -114,6 +134,8 @@ export function httpHandler<R extends Routes>(
     try {
       const route = byRouteKey.get(event.routeKey);
       if (!route) throw new ClientError(404, 'NOT_FOUND', `no route ${event.routeKey}`);
+      const caller = anonymous ? ANONYMOUS : callerOf(event as APIGatewayProxyEventV2WithJWTAuthorizer);
+      if (!caller) return withCorrelation(UNAUTHORIZED);
       const now = new Date();
       const request: HttpRequest = {
         routeKey: event.routeKey,
@@ -122,6 +144,7 @@ export function httpHandler<R extends Routes>(
         headers: event.headers ?? {},
         body: readBody(event),
         correlationId,
+        caller,
         now,
         receivedAt: new Date(Math.min(event.requestContext?.timeEpoch ?? now.getTime(), now.getTime())),
         context,

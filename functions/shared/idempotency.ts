@@ -32,14 +32,26 @@ const store = () => {
   return persistenceStore;
 };
 
-/** The header's value, checked; undefined when the request has none. */
-function idempotencyKey(request: HttpRequest): string | undefined {
+/** The header's value, checked; undefined when the request has none (and the route does not require one). */
+function idempotencyKey(request: HttpRequest, required = false): string | undefined {
   const key = request.headers[HEADER];
+  if (key === undefined && required) {
+    throw validationError('this request requires an Idempotency-Key header (1 to 128 characters)', [
+      { field: 'Idempotency-Key', message: 'required' },
+    ]);
+  }
   if (key !== undefined && (key.length < 1 || key.length > 128)) {
     throw validationError('Idempotency-Key must be 1 to 128 characters', [{ field: 'Idempotency-Key' }]);
   }
   return key;
 }
+
+/**
+ * What a key is scoped to: the caller (the same key sent by two `sub`s is two
+ * keys), the route and the path it was sent to.
+ */
+const keyScope = (request: HttpRequest, key: string) =>
+  `${request.caller.sub} ${request.routeKey} ${request.path} ${key}`;
 
 const keyReused = () =>
   new ClientError(409, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different body');
@@ -72,7 +84,7 @@ const madeBefore = (error: unknown, id: string) =>
 /**
  * Makes a POST that creates an aggregate honour `Idempotency-Key` with no
  * read or write of its own when it succeeds. With a key, the new aggregate's
- * id derives from the key (and the route and path it was sent to), its first
+ * id derives from the key (and the caller, route and path it was sent with), its first
  * event item carries the request's fingerprint, and its creation is
  * conditional, as every first append is: a repeat finds it made and answers
  * the first response, rebuilt from that item (the same key with another body
@@ -92,12 +104,14 @@ export function idempotentCreation<Input>(
   create: (input: Input, request: HttpRequest, creation: Creation) => Promise<HttpResult>,
   firstResponse: FirstResponse,
   refusals: CreationRefusals,
+  /** `keyRequired`: a request without `Idempotency-Key` is `400` (routes that move money or stock). */
+  { keyRequired = false }: { readonly keyRequired?: boolean } = {},
 ) {
   return async (request: HttpRequest): Promise<HttpResult> => {
     const input = parse(request);
-    const key = idempotencyKey(request);
+    const key = idempotencyKey(request, keyRequired);
     if (key === undefined) return create(input, request, { id: newId(prefix) });
-    const scope = `${request.routeKey} ${request.path} ${key}`;
+    const scope = keyScope(request, key);
     const requestHash = createHash('sha256')
       .update(JSON.stringify(request.body ?? null))
       .digest('base64url');
@@ -171,7 +185,7 @@ export function idempotentCommand<Input>(
     if (key === undefined) return execute(input, request);
     config.registerLambdaContext(request.context);
     const call: IdempotentCall = {
-      key: `${request.routeKey} ${request.path} ${key}`,
+      key: keyScope(request, key),
       body: request.body ?? null,
     };
     for (let attempt = 0; ; attempt++) {

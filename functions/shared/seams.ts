@@ -80,3 +80,33 @@ export interface IndexSeam {
 
 /** The table of idempotency records (Powertools' and the refusals'), for a function whose routes honour `Idempotency-Key`. */
 export const idempotencyEnvironment = environment({ idempotencyTable: text('IDEMPOTENCY_TABLE') });
+
+/**
+ * The OAuth 2.0 scopes of the API (api.md, "Identity and access"): a resource
+ * server `commerce` with `shop` (a customer acting for itself) and `admin`
+ * (an operator, for anyone). The Cognito pool of a stage declares them, the
+ * JWT authorizer requires them per route, and the handlers read them from the
+ * token's claims.
+ */
+export const RESOURCE_SERVER = 'commerce';
+export const SCOPES = {
+  shop: `${RESOURCE_SERVER}/shop`,
+  admin: `${RESOURCE_SERVER}/admin`,
+} as const;
+
+/**
+ * Who may call a route: the scopes of which the token needs any one (API
+ * Gateway's `AuthorizationScopes`), or `public` for a route with no
+ * authorizer at all (the documentation).
+ */
+export type RouteAccess = readonly string[] | 'public';
+
+/** A shop caller (for itself) or an operator. */
+export const SHOP_OR_ADMIN: RouteAccess = [SCOPES.shop, SCOPES.admin];
+/** Operators only: a shop token is refused by the gateway (`403 {"message":"Forbidden"}`). */
+export const ADMIN_ONLY: RouteAccess = [SCOPES.admin];
+/** No token needed. */
+export const PUBLIC: RouteAccess = 'public';
+
+/** Each route's access, by the same names as the module's routes: every route has one. */
+export type RouteScopes<R extends Routes> = { readonly [K in keyof R]: RouteAccess };

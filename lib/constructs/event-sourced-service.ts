@@ -5,24 +5,28 @@ import type {
   aws_lambda as lambda,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import type { Routes } from '../../functions/shared/seams';
+import type { RouteScopes, Routes } from '../../functions/shared/seams';
 import type { Watchlist } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
 import { EventStoreTable } from './event-store-table';
-import { addRoutes } from './http-routes';
+import { addRoutes, type RouteAuthorization } from './http-routes';
 import { ServiceFunction } from './service-function';
 
 /** What the stack gives every service. */
 export interface ServiceProps {
   readonly config: StageConfig;
   readonly httpApi: apigw.HttpApi;
+  /** The stage's JWT authorizer, for every route but the documentation. */
+  readonly authorization: RouteAuthorization;
   readonly idempotencyTable: dynamodb.Table;
   readonly watchlist: Watchlist;
 }
 
-export interface ServiceApiProps {
+export interface ServiceApiProps<R extends Routes> {
   /** The module's routes (its seams.ts), all served by this one function. */
-  readonly routes: Routes;
+  readonly routes: R;
+  /** Who may call each of them (its seams.ts, beside the routes). */
+  readonly scopes: RouteScopes<R>;
   readonly description: string;
   /** Written by the seams of the modules the handler uses. */
   readonly environment: Record<string, string>;
@@ -49,8 +53,14 @@ export abstract class EventSourcedService extends Construct {
   }
 
   /** The service's API function, with the module's routes to it. */
-  protected addApi({ routes, description, environment, timeout }: ServiceApiProps): lambda.Function {
-    const { config, httpApi, watchlist } = this.props;
+  protected addApi<R extends Routes>({
+    routes,
+    scopes,
+    description,
+    environment,
+    timeout,
+  }: ServiceApiProps<R>): lambda.Function {
+    const { config, httpApi, authorization, watchlist } = this.props;
     const api = new ServiceFunction(this, 'Api', {
       entry: `${this.module}/handlers/api.ts`,
       service: this.module,
@@ -61,7 +71,7 @@ export abstract class EventSourcedService extends Construct {
       environment,
       timeout,
     }).fn;
-    addRoutes(httpApi, api, routes, watchlist);
+    addRoutes(httpApi, api, routes, scopes, authorization, watchlist);
     return api;
   }
 }

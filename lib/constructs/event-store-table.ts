@@ -35,6 +35,7 @@ export class EventStoreTable extends Construct {
       stream: dynamodb.StreamViewType.NEW_IMAGE,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
+      deletionProtection: config.tableDeletionProtection,
       removalPolicy: config.removalPolicy,
     });
     acknowledgeTableFindings(this.table, config);
@@ -48,12 +49,14 @@ const ITEM_READS = [
   'dynamodb:ConditionCheckItem',
   'dynamodb:DescribeTable',
 ];
-const ITEM_WRITES = [
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-];
+/**
+ * What appending to an event store takes: a conditional `PutItem` of a new
+ * item, alone or in a `TransactWriteItems` (whose `Put` and `ConditionCheck`
+ * items IAM authorizes as `PutItem` and `ConditionCheckItem`, the latter among
+ * the reads). No `UpdateItem`, `DeleteItem` or `BatchWriteItem`: an event, once
+ * written, is never changed or removed by a function.
+ */
+const ITEM_APPENDS = ['dynamodb:PutItem'];
 
 /**
  * Grants on a table's items only. The CDK's `grantReadData` of a table with
@@ -63,10 +66,11 @@ const ITEM_WRITES = [
 export const grantItemReads = (table: dynamodb.ITable, grantee: iam.IGrantable) =>
   iam.Grant.addToPrincipal({ grantee, actions: ITEM_READS, resourceArns: [table.tableArn] });
 
-export const grantItemReadWrites = (table: dynamodb.ITable, grantee: iam.IGrantable) =>
+/** Reads and appends of an event store's items: append-only (see `ITEM_APPENDS`). */
+export const grantAppends = (table: dynamodb.ITable, grantee: iam.IGrantable) =>
   iam.Grant.addToPrincipal({
     grantee,
-    actions: [...ITEM_READS, ...ITEM_WRITES],
+    actions: [...ITEM_READS, ...ITEM_APPENDS],
     resourceArns: [table.tableArn],
   });
 
@@ -113,6 +117,7 @@ export class ViewsTable extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
+      deletionProtection: config.tableDeletionProtection,
       // A read model can always be rebuilt from the events.
       removalPolicy: config.removalPolicy,
     });

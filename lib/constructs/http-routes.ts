@@ -6,25 +6,56 @@ import {
 } from 'aws-cdk-lib';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Construct } from 'constructs';
-import type { Routes } from '../../functions/shared/seams';
+import type { RouteScopes, Routes } from '../../functions/shared/seams';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
+import { acknowledgeNag } from '../nag';
 import type { Watchlist } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
 
+/** How the API's routes are authorized: the stage's JWT authorizer (see Identity). */
+export interface RouteAuthorization {
+  readonly authorizer: apigw.IHttpRouteAuthorizer;
+}
+
 /**
  * Routes `"METHOD /path"` keys of the HTTP API to one function (a service's
- * API handler), and registers them on the watchlist (the dashboard's per-route graphs).
+ * API handler), each behind the stage's JWT authorizer with the scopes its
+ * seams declare (`AuthorizationScopes`: the token needs any one of them), or
+ * with no authorizer where they say `public`; and registers them on the
+ * watchlist (the dashboard's per-route graphs).
  */
-export function addRoutes(api: apigw.HttpApi, fn: lambda.IFunction, routes: Routes, watchlist: Watchlist) {
-  const routeKeys = Object.values(routes);
+export function addRoutes<R extends Routes>(
+  api: apigw.HttpApi,
+  fn: lambda.IFunction,
+  routes: R,
+  scopes: RouteScopes<R>,
+  { authorizer }: RouteAuthorization,
+  watchlist: Watchlist,
+) {
   const integration = new HttpLambdaIntegration(`${fn.node.id}Integration`, fn, {
     payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
   });
-  for (const key of routeKeys) {
+  for (const [name, key] of Object.entries(routes) as [keyof R & string, string][]) {
     const [method, path] = key.split(' ') as [keyof typeof apigw.HttpMethod, string];
-    api.addRoutes({ path, methods: [apigw.HttpMethod[method]], integration });
+    const access = scopes[name];
+    if (access !== 'public' && access.length === 0) throw new Error(`route ${key} names no scope`);
+    const [route] = api.addRoutes({
+      path,
+      methods: [apigw.HttpMethod[method]],
+      integration,
+      ...(access === 'public'
+        ? { authorizer: new apigw.HttpNoneAuthorizer() }
+        : { authorizer, authorizationScopes: [...access] }),
+    });
+    if (access === 'public') {
+      acknowledgeNag(
+        route!,
+        'APIG4',
+        `${key} is public by the contract (api.md): how to call the API is no secret, and it serves only the document`,
+      );
+    }
   }
-  watchlist.addRoutes(routeKeys);
+  watchlist.addRoutes(Object.values(routes));
 }
 
 /** The HTTP API's routes, once every service has added its own. */

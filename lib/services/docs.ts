@@ -1,7 +1,7 @@
 import { type aws_apigatewayv2 as apigw, Duration } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { DOCS_ROUTES } from '../../functions/docs/seams';
-import { addRoutes } from '../constructs/http-routes';
+import { DOCS_ROUTE_SCOPES, DOCS_ROUTES } from '../../functions/docs/seams';
+import { addRoutes, type RouteAuthorization } from '../constructs/http-routes';
 import { ServiceFunction } from '../constructs/service-function';
 import type { Watchlist } from '../observability/watchlist';
 import type { StageConfig } from '../stage-config';
@@ -10,13 +10,24 @@ import type { StageConfig } from '../stage-config';
  * The API's OpenAPI document and its reference page, served by a small
  * function that carries both (built from the same contracts as the other
  * functions' validation): the stage serves what it runs, and the local cloud
- * serves them as any other route. Behind the stage's authorizer like every route.
+ * serves them as any other route. The two routes with no authorizer: anyone may
+ * read how to call the API.
  */
 export class ApiDocs extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    { config, httpApi, watchlist }: { config: StageConfig; httpApi: apigw.HttpApi; watchlist: Watchlist },
+    {
+      config,
+      httpApi,
+      authorization,
+      watchlist,
+    }: {
+      config: StageConfig;
+      httpApi: apigw.HttpApi;
+      authorization: RouteAuthorization;
+      watchlist: Watchlist;
+    },
   ) {
     super(scope, id);
     const api = new ServiceFunction(this, 'Api', {
@@ -30,6 +41,6 @@ export class ApiDocs extends Construct {
       timeout: Duration.seconds(5),
       description: 'API documentation: the OpenAPI document and its reference page',
     }).fn;
-    addRoutes(httpApi, api, DOCS_ROUTES, watchlist);
+    addRoutes(httpApi, api, DOCS_ROUTES, DOCS_ROUTE_SCOPES, authorization, watchlist);
   }
 }

@@ -2,13 +2,14 @@ import { aws_dynamodb as dynamodb, aws_events as events, aws_events_targets as t
 import type { Construct } from 'constructs';
 import {
   EXPIRY_INDEX,
+  INVENTORY_ROUTE_SCOPES,
   INVENTORY_ROUTES,
   inventoryCommandEnvironment,
   inventoryViewsEnvironment,
 } from '../../functions/inventory/seams';
 import { idempotencyEnvironment } from '../../functions/shared/seams';
 import { EventSourcedService, type ServiceProps } from '../constructs/event-sourced-service';
-import { ViewsTable } from '../constructs/event-store-table';
+import { grantAppends, ViewsTable } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { addProjector, DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
 
@@ -39,11 +40,13 @@ export class InventoryService extends EventSourcedService {
       reservationTtlSeconds: config.reservationTtl.toSeconds(),
       unitsPerShard: config.stockUnitsPerShard,
       maxShards: config.maxStockShards,
+      holdLimitPerCaller: config.holdLimitPerCaller,
     });
     const viewsEnvironment = inventoryViewsEnvironment.write({ viewsTable: this.views.table.tableName });
 
     const api = this.addApi({
       routes: INVENTORY_ROUTES,
+      scopes: INVENTORY_ROUTE_SCOPES,
       description: 'Inventory HTTP API: products, reservations, restock',
       environment: {
         ...this.commandEnvironment,
@@ -51,7 +54,7 @@ export class InventoryService extends EventSourcedService {
         ...idempotencyEnvironment.write({ idempotencyTable: idempotencyTable.tableName }),
       },
     });
-    this.events.grantReadWriteData(api);
+    grantAppends(this.events, api);
     this.views.grantReadItems(api);
     idempotencyTable.grantReadWriteData(api);
 
@@ -77,7 +80,7 @@ export class InventoryService extends EventSourcedService {
       timeout: config.expirySweepInterval,
       onFailure: this.sweepFailures.queue,
     }).fn;
-    this.events.grantReadWriteData(expirer);
+    grantAppends(this.events, expirer);
     this.views.grantIndexQuery(expirer, EXPIRY_INDEX.name);
     new events.Rule(this, 'ExpirySweep', {
       description: 'Runs the reservation expiry sweeper',

@@ -2,13 +2,14 @@ import { Duration, aws_dynamodb as dynamodb, aws_iam as iam, type aws_lambda as 
 import type { Construct } from 'constructs';
 import { accountsEnvironment } from '../../functions/accounts/seams';
 import {
+  ORDERS_ROUTE_SCOPES,
   ORDERS_ROUTES,
   orderPlacementEnvironment,
   ordersEnvironment,
   PLACED_INDEX,
 } from '../../functions/orders/seams';
 import { EventSourcedService, type ServiceProps } from '../constructs/event-sourced-service';
-import { grantItemReadWrites } from '../constructs/event-store-table';
+import { grantAppends, grantItemReads } from '../constructs/event-store-table';
 import type { AccountsService } from './accounts';
 import type { InventoryService } from './inventory';
 
@@ -46,6 +47,7 @@ export class OrdersService extends EventSourcedService {
 
     const api = this.addApi({
       routes: ORDERS_ROUTES,
+      scopes: ORDERS_ROUTE_SCOPES,
       description: 'Orders HTTP API: place and read orders',
       // `POST /orders` with `Prefer: wait=10` waits up to 10 s for the saga, plus placing the order and
       // answering; still well inside API Gateway's 30 s integration timeout.
@@ -59,10 +61,10 @@ export class OrdersService extends EventSourcedService {
       },
     });
     // A keyed placement is made idempotent in the events table itself (idempotentCreation).
-    grantItemReadWrites(this.events, api);
+    grantAppends(this.events, api);
     // Placing an order checks the customer and prices the products from their event stores.
-    accounts.events.grantReadData(api);
-    inventory.events.grantReadData(api);
+    grantItemReads(accounts.events, api);
+    grantItemReads(inventory.events, api);
     this.api = api;
   }
 }

@@ -14,7 +14,7 @@ import { orderSagaEnvironment, ordersEnvironment } from '../../functions/orders/
 import { paymentsEnvironment } from '../../functions/payments/seams';
 import { SAGA_SERVICE, sweeperEnvironment } from '../../functions/saga/seams';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
-import { grantItemReadWrites } from '../constructs/event-store-table';
+import { grantAppends } from '../constructs/event-store-table';
 import { ServiceFunction } from '../constructs/service-function';
 import { DeadLetterQueue, scheduledTarget } from '../constructs/stream-consumer';
 import { acknowledgeNag, logicalIdOf } from '../nag';
@@ -59,10 +59,11 @@ export class OrderSaga extends Construct {
       ...inventory.commandEnvironment,
     };
     const grantSagaWrites = (fn: lambda.IFunction) => {
-      grantItemReadWrites(orders.events, fn);
-      inventory.events.grantReadWriteData(fn);
-      payments.events.grantReadWriteData(fn);
-      accounts.events.grantReadWriteData(fn);
+      // Event stores are append-only: reads and conditional puts, no updates or deletes.
+      grantAppends(orders.events, fn);
+      grantAppends(inventory.events, fn);
+      grantAppends(payments.events, fn);
+      grantAppends(accounts.events, fn);
     };
     // One function for all the steps: one pool of warm sandboxes for the whole saga instead of one per service.
     const steps = new ServiceFunction(this, 'Steps', {

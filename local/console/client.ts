@@ -317,6 +317,25 @@ const refreshListSoon = (delayMs: number) => {
   clearTimeout(listTimer);
   listTimer = setTimeout(() => void refreshList().catch(() => undefined), delayMs);
 };
+/**
+ * The API takes a token on every route: the local cloud is its issuer, and the console asks it for an
+ * operator's (an hour long), copies `Bearer <token>` and shows it (to paste into curl or the /docs page).
+ */
+async function apiToken() {
+  const response = await fetch('/_local/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ sub: 'console-operator', scope: 'commerce/admin' }),
+  });
+  const body = (await response.json()) as { access_token?: string; error_description?: string };
+  if (!body.access_token) throw new Error(body.error_description ?? `POST /_local/token: ${response.status}`);
+  const header = `Bearer ${body.access_token}`;
+  await navigator.clipboard?.writeText(header).catch(() => undefined);
+  window.prompt('Authorization header for the API (copied; valid for an hour):', header);
+}
+$('#api-token').addEventListener('click', () => {
+  apiToken().catch((error: Error) => window.alert(error.message));
+});
 $('#status-filter').addEventListener('change', () => refreshListSoon(0));
 $('#text-filter').addEventListener('input', () => refreshListSoon(200));
 

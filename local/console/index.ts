@@ -146,6 +146,7 @@ const PAGE = `<!doctype html>
   header { display: flex; gap: 16px; align-items: center; padding: 8px 16px; background: #232f3e; color: #fff; }
   header h1 { font-size: 16px; margin: 0; font-weight: 600; }
   #dead-letters { margin-left: auto; display: flex; gap: 8px; flex-wrap: wrap; }
+  #api-token { font: inherit; font-size: 12px; padding: 2px 8px; cursor: pointer; }
   .dlq { padding: 2px 8px; border-radius: 10px; background: #3b4a5e; }
   .dlq.nonzero { background: var(--failed); }
   main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 780px); gap: 12px; padding: 12px; }
@@ -193,7 +194,7 @@ const PAGE = `<!doctype html>
 </style>
 </head>
 <body>
-<header><h1>Saga console</h1><span class="muted" id="machine"></span><div id="dead-letters" title="Dead-letter queues: messages held"></div></header>
+<header><h1>Saga console</h1><span class="muted" id="machine"></span><div id="dead-letters" title="Dead-letter queues: messages held"></div><button id="api-token" title="An operator's token from the local issuer (POST /_local/token), copied for curl or the /docs page">API token</button></header>
 <main>
   <section>
     <div class="filters">

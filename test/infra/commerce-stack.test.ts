@@ -5,8 +5,22 @@ import { App, Duration, RemovalPolicy, Stack, aws_sns as sns } from 'aws-cdk-lib
 import { Match } from 'aws-cdk-lib/assertions';
 import { INTEGRATION_EVENTS, SOURCES, streamFilterPatterns } from '../../functions/outbox/integration-events';
 import { addNagChecks } from '../../lib/nag';
-import { type FunctionKind, STAGE_CONFIGS, STAGES, stageConfig } from '../../lib/stage-config';
-import { type Resources, referencedIds, removeSynthesized, resourcesOf, synthStage } from './synth';
+import {
+  type FunctionKind,
+  isPlaceholderIssuer,
+  PLACEHOLDER_ISSUER,
+  STAGE_CONFIGS,
+  STAGES,
+  stageConfig,
+} from '../../lib/stage-config';
+import {
+  PROD_ISSUER,
+  type Resources,
+  referencedIds,
+  removeSynthesized,
+  resourcesOf,
+  synthStage,
+} from './synth';
 
 afterAll(removeSynthesized);
 
@@ -112,6 +126,7 @@ describe.each(STAGES)('the %s stage', (stage) => {
       [
         'POST /customers',
         'GET /customers/{customerId}',
+        'GET /customers/me',
         'POST /products',
         'GET /products/{productId}',
         'POST /products/{productId}/reservations',
@@ -246,8 +261,20 @@ describe('stage config', () => {
     expect(staging.logRetentionDays).toBeLessThan(prod.logRetentionDays);
     expect([dev.pointInTimeRecovery, prod.pointInTimeRecovery]).toEqual([false, true]);
     expect([dev.removalPolicy, prod.removalPolicy]).toEqual([RemovalPolicy.DESTROY, RemovalPolicy.RETAIN]);
-    expect(dev.jwtAuthorizer).toBeUndefined();
-    expect(prod.jwtAuthorizer?.issuer).toMatch(/^https:\/\//);
+    expect(dev.externalIssuer).toBeUndefined();
+    expect(staging.externalIssuer).toBeUndefined();
+    expect(prod.externalIssuer?.issuer).toMatch(/^https:\/\//);
+    expect([
+      dev.tableDeletionProtection,
+      staging.tableDeletionProtection,
+      prod.tableDeletionProtection,
+    ]).toEqual([false, false, true]);
+    expect([dev.terminationProtection, prod.terminationProtection]).toEqual([false, true]);
+    expect([staging.pointInTimeRecovery, prod.pointInTimeRecovery]).toEqual([true, true]);
+    expect([staging.userPool.removalPolicy, prod.userPool.removalPolicy]).toEqual([
+      RemovalPolicy.RETAIN,
+      RemovalPolicy.RETAIN,
+    ]);
     expect(prod.alarms.api5xxPerFiveMinutes).toBeLessThan(dev.alarms.api5xxPerFiveMinutes);
     expect(prod.alarms.apiP95LatencyMs).toBeLessThan(dev.alarms.apiP95LatencyMs);
     expect(Object.values(dev.reservedConcurrency).every((c) => c === undefined)).toBe(true);
@@ -276,11 +303,11 @@ describe('stage config', () => {
     const ctx = (values: Record<string, string>) => (key: string) => values[key];
     expect(
       stageConfig('prod', ctx({ jwtIssuer: 'https://id.example.org/pool', jwtAudience: 'a, b' }))
-        .jwtAuthorizer,
+        .externalIssuer,
     ).toEqual({ issuer: 'https://id.example.org/pool', audience: ['a', 'b'] });
     expect(() => stageConfig('prod', ctx({ jwtIssuer: 'http://id.example.org' }))).toThrow(/https/);
     expect(() => stageConfig('prod', ctx({ jwtAudience: ' , ' }))).toThrow(/audience/);
-    expect(() => stageConfig('dev', ctx({ jwtIssuer: 'https://id.example.org' }))).toThrow(/JWT authorizer/);
+    expect(() => stageConfig('dev', ctx({ jwtIssuer: 'https://id.example.org' }))).toThrow(/go together/);
     expect(stageConfig('dev', ctx({ alarmEmail: 'ops@example.org' })).alarmEmail).toBe('ops@example.org');
     expect(() => stageConfig('dev', ctx({ alarmEmail: 'ops' }))).toThrow(/email/);
   });
@@ -392,47 +419,227 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
     expect(new Set(threshold('Throttles'))).toEqual(new Set([config.alarms.lambdaThrottlesPerFiveMinutes]));
   });
 
-  test(`the JWT authorizer is ${config.jwtAuthorizer ? 'on every route, with the configured issuer and audience' : 'off'}`, () => {
+  test('one JWT authorizer guards every route but the documentation, each with its scopes', () => {
+    const issuer = synthesizedStage(stage).config.externalIssuer;
     const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
-    const routes = ofType('AWS::ApiGatewayV2::Route');
-    if (!config.jwtAuthorizer) {
-      expect(authorizers).toHaveLength(0);
-      for (const [, route] of routes) expect(route.Properties?.AuthorizationType ?? 'NONE').toBe('NONE');
-      return;
-    }
     expect(authorizers).toHaveLength(1);
     const [authorizerId, authorizer] = authorizers[0]!;
     expect(authorizer.Properties).toMatchObject({
       AuthorizerType: 'JWT',
       IdentitySource: ['$request.header.Authorization'],
-      JwtConfiguration: { Issuer: config.jwtAuthorizer.issuer, Audience: [...config.jwtAuthorizer.audience] },
     });
-    for (const [, route] of routes) {
-      expect(route.Properties).toMatchObject({
+    const jwt = authorizer.Properties!.JwtConfiguration as { Issuer: unknown; Audience: unknown[] };
+    if (issuer) {
+      expect(jwt).toEqual({ Issuer: issuer.issuer, Audience: [...issuer.audience] });
+    } else {
+      // The stage's own pool: its issuer URL, and both its app clients as the audience (Cognito's access
+      // tokens carry `client_id`, which API Gateway's JWT authorizer checks as the audience).
+      const [pool] = ofType('AWS::Cognito::UserPool');
+      expect(jwt.Issuer).toEqual({
+        'Fn::Join': [
+          '',
+          ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: pool![0] }],
+        ],
+      });
+      const clients = ofType('AWS::Cognito::UserPoolClient').map(([id]) => ({ Ref: id }));
+      expect(clients).toHaveLength(2);
+      expect(jwt.Audience).toEqual(clients);
+    }
+    const routes = Object.fromEntries(
+      ofType('AWS::ApiGatewayV2::Route').map(([, r]) => [r.Properties!.RouteKey as string, r.Properties!]),
+    );
+    expect(Object.keys(routes).sort()).toEqual(Object.keys(ROUTE_SCOPES).sort());
+    for (const [key, scopes] of Object.entries(ROUTE_SCOPES)) {
+      if (scopes === 'public') {
+        expect({ key, type: routes[key]!.AuthorizationType }).toEqual({ key, type: 'NONE' });
+        expect(routes[key]!.AuthorizerId).toBeUndefined();
+        continue;
+      }
+      expect({ key, ...routes[key] }).toMatchObject({
+        key,
         AuthorizationType: 'JWT',
         AuthorizerId: { Ref: authorizerId },
+        AuthorizationScopes: scopes,
       });
     }
   });
+
+  test('the event stores are append-only for every function: no UpdateItem, DeleteItem or BatchWriteItem on them', () => {
+    const eventTables = ofType('AWS::DynamoDB::Table')
+      .filter(([, t]) => JSON.stringify(t.Properties?.KeySchema).includes('aggregateId'))
+      .map(([id]) => id);
+    expect(eventTables).toHaveLength(4);
+    let appenders = 0;
+    for (const [, policy] of ofType('AWS::IAM::Policy')) {
+      const statements = (policy.Properties!.PolicyDocument as { Statement: Statement[] }).Statement;
+      for (const statement of statements) {
+        const onEventTable = [...referencedIds(statement.Resource)].some((id) => eventTables.includes(id));
+        if (!onEventTable) continue;
+        const actions = [statement.Action].flat();
+        expect(actions).not.toContain('dynamodb:UpdateItem');
+        expect(actions).not.toContain('dynamodb:DeleteItem');
+        expect(actions).not.toContain('dynamodb:BatchWriteItem');
+        expect(actions.some((a) => a === 'dynamodb:*' || a === 'dynamodb:Update*')).toBe(false);
+        if (actions.includes('dynamodb:PutItem')) appenders++;
+      }
+    }
+    // The accounts, inventory and orders APIs, the expirer, the saga's steps and its sweeper (4 tables each).
+    expect(appenders).toBeGreaterThanOrEqual(5);
+  });
+
+  test(`the stage’s tables ${config.tableDeletionProtection ? 'are' : 'are not'} protected from deletion, and its stack ${config.terminationProtection ? 'is' : 'is not'} from termination`, () => {
+    for (const [, table] of ofType('AWS::DynamoDB::Table')) {
+      expect(table.Properties?.DeletionProtectionEnabled ?? false).toBe(config.tableDeletionProtection);
+    }
+    expect(synthesizedStage(stage).stack.terminationProtection).toBe(config.terminationProtection);
+  });
 });
 
-test('prod has a JWT authorizer and point-in-time recovery; dev has neither', () => {
-  const prod = resourcesOf(synth('prod'));
-  const dev = resourcesOf(synth('dev'));
-  const count = (r: Resources, type: string) => Object.values(r).filter((x) => x.Type === type).length;
-  expect([count(prod, 'AWS::ApiGatewayV2::Authorizer'), count(dev, 'AWS::ApiGatewayV2::Authorizer')]).toEqual(
-    [1, 0],
+/** Each route of the contract and the scopes its token needs any one of (api.md, "Identity and access"). */
+const SHOP_OR_ADMIN = ['commerce/shop', 'commerce/admin'];
+const ADMIN = ['commerce/admin'];
+const ROUTE_SCOPES: Record<string, string[] | 'public'> = {
+  'POST /customers': SHOP_OR_ADMIN,
+  'GET /customers/{customerId}': SHOP_OR_ADMIN,
+  'GET /customers/me': SHOP_OR_ADMIN,
+  'POST /products': ADMIN,
+  'GET /products/{productId}': SHOP_OR_ADMIN,
+  'POST /products/{productId}/reservations': SHOP_OR_ADMIN,
+  'DELETE /products/{productId}/reservations/{reservationId}': SHOP_OR_ADMIN,
+  'POST /products/{productId}/restock': ADMIN,
+  'POST /orders': SHOP_OR_ADMIN,
+  'GET /orders/{orderId}': SHOP_OR_ADMIN,
+  'GET /orders/{orderId}/saga': SHOP_OR_ADMIN,
+  'GET /payments/{paymentId}': SHOP_OR_ADMIN,
+  'GET /openapi.json': 'public',
+  'GET /docs': 'public',
+};
+
+interface Statement {
+  Action: string | string[];
+  Resource: unknown;
+}
+
+describe('identity', () => {
+  const resources = (stage: string) => resourcesOf(synth(stage));
+  const ofType = (stage: string, type: string) =>
+    Object.entries(resources(stage)).filter(([, r]) => r.Type === type);
+
+  test.each(['dev', 'staging'])(
+    '%s has its own user pool: scopes commerce/shop and commerce/admin, a shoppers’ and an operators’ client',
+    (stage) => {
+      expect(ofType(stage, 'AWS::Cognito::UserPool')).toHaveLength(1);
+      const [[serverId, server]] = ofType(stage, 'AWS::Cognito::UserPoolResourceServer') as [
+        [string, Resources[string]],
+      ];
+      expect(server.Properties).toMatchObject({
+        Identifier: 'commerce',
+        Scopes: [
+          { ScopeName: 'shop', ScopeDescription: expect.any(String) },
+          { ScopeName: 'admin', ScopeDescription: expect.any(String) },
+        ],
+      });
+      // A client's scope names the resource server by reference (`{Ref}` is its identifier): resolved here.
+      const scopeName = (scope: unknown) =>
+        typeof scope === 'string'
+          ? scope
+          : (scope as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1]
+              .map((part) =>
+                JSON.stringify(part) === JSON.stringify({ Ref: serverId })
+                  ? server.Properties!.Identifier
+                  : part,
+              )
+              .join('');
+      const clients = Object.fromEntries(
+        ofType(stage, 'AWS::Cognito::UserPoolClient').map(([, c]) => [
+          c.Properties!.ClientName,
+          { ...c.Properties!, scopes: (c.Properties!.AllowedOAuthScopes as unknown[]).map(scopeName) },
+        ]),
+      );
+      expect(clients.shop).toMatchObject({
+        GenerateSecret: false,
+        AllowedOAuthFlows: ['code'],
+        AllowedOAuthFlowsUserPoolClient: true,
+        scopes: expect.arrayContaining(['commerce/shop', 'openid']),
+      });
+      expect(clients.shop!.scopes).not.toContain('commerce/admin');
+      expect(clients.operator).toMatchObject({
+        GenerateSecret: true,
+        AllowedOAuthFlows: ['client_credentials'],
+        AllowedOAuthFlowsUserPoolClient: true,
+        scopes: ['commerce/admin'],
+      });
+      expect(ofType(stage, 'AWS::Cognito::UserPoolDomain')).toHaveLength(1);
+    },
   );
-  const pitr = (r: Resources) =>
-    Object.values(r)
+
+  test('the pool and its clients are kept (RETAIN) on staging, not on dev', () => {
+    const policies = (stage: string) =>
+      Object.values(resources(stage))
+        .filter((r) => r.Type.startsWith('AWS::Cognito::'))
+        .map((r) => r.DeletionPolicy);
+    expect(new Set(policies('staging'))).toEqual(new Set(['Retain']));
+    expect(new Set(policies('dev'))).toEqual(new Set(['Delete']));
+    expect(ofType('staging', 'AWS::Cognito::UserPool')[0]![1].Properties?.DeletionProtection).toBe('ACTIVE');
+  });
+
+  test('prod trusts its external issuer (no pool of its own), and refuses the placeholder', () => {
+    expect(ofType('prod', 'AWS::Cognito::UserPool')).toHaveLength(0);
+    expect(STAGE_CONFIGS.prod.externalIssuer?.issuer).toBe(PLACEHOLDER_ISSUER);
+    expect(() => synthStage('prod', { jwtIssuer: PLACEHOLDER_ISSUER })).toThrow(
+      /placeholder JWT issuer.*-c jwtIssuer=/,
+    );
+    expect(isPlaceholderIssuer('https://id.example.org/pool')).toBe(true);
+    expect(isPlaceholderIssuer('https://login.example.net')).toBe(true);
+    expect(isPlaceholderIssuer('https://example.community/')).toBe(false);
+    expect(isPlaceholderIssuer(PROD_ISSUER.jwtIssuer)).toBe(false);
+  });
+
+  test('a stage without an issuer of its own config may be given one, issuer and audience together', () => {
+    const ctx = (values: Record<string, string>) => (key: string) => values[key];
+    expect(
+      stageConfig('dev', ctx({ jwtIssuer: 'https://id.acme.test/', jwtAudience: 'x' })).externalIssuer,
+    ).toEqual({ issuer: 'https://id.acme.test/', audience: ['x'] });
+    expect(() => stageConfig('dev', ctx({ jwtIssuer: 'https://id.acme.test/' }))).toThrow(/go together/);
+    const { template } = synthStage('dev', { jwtIssuer: 'https://id.acme.test/', jwtAudience: 'x' });
+    expect(Object.keys(template.findResources('AWS::Cognito::UserPool'))).toHaveLength(0);
+  });
+
+  test('the per-caller hold limit reaches the functions that reserve stock', () => {
+    const template = synth('dev');
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'Inventory HTTP API: products, reservations, restock',
+      Environment: {
+        Variables: Match.objectLike({ HOLD_LIMIT_PER_CALLER: String(STAGE_CONFIGS.dev.holdLimitPerCaller) }),
+      },
+    });
+    expect(stageConfig('dev', (k) => (k === 'holdLimitPerCaller' ? '3' : undefined)).holdLimitPerCaller).toBe(
+      3,
+    );
+    expect(() => stageConfig('dev', (k) => (k === 'holdLimitPerCaller' ? '0' : undefined))).toThrow(/whole/);
+  });
+});
+
+test('staging and prod keep point-in-time recovery; prod protects its tables and its stack; dev does none', () => {
+  const pitr = (stage: string) =>
+    Object.values(resourcesOf(synth(stage)))
       .filter((x) => x.Type === 'AWS::DynamoDB::Table')
       .map(
         (t) =>
           (t.Properties!.PointInTimeRecoverySpecification as { PointInTimeRecoveryEnabled: boolean })
             .PointInTimeRecoveryEnabled,
       );
-  expect(new Set(pitr(prod))).toEqual(new Set([true]));
-  expect(new Set(pitr(dev))).toEqual(new Set([false]));
+  expect(new Set(pitr('prod'))).toEqual(new Set([true]));
+  expect(new Set(pitr('staging'))).toEqual(new Set([true]));
+  expect(new Set(pitr('dev'))).toEqual(new Set([false]));
+  const deletionProtection = (stage: string) =>
+    Object.values(resourcesOf(synth(stage)))
+      .filter((x) => x.Type === 'AWS::DynamoDB::Table')
+      .map((t) => t.Properties!.DeletionProtectionEnabled ?? false);
+  expect(new Set(deletionProtection('prod'))).toEqual(new Set([true]));
+  expect(new Set(deletionProtection('dev'))).toEqual(new Set([false]));
+  expect(synthesizedStage('prod').stack.terminationProtection).toBe(true);
+  expect(synthesizedStage('dev').stack.terminationProtection).toBe(false);
 });
 
 describe.each(STAGES)('failure wiring of the %s stage', (stage) => {

@@ -12,7 +12,9 @@ import { stageConfig } from '../../lib/stage-config';
  * bundling (the promises checked here are the template's) into a fresh
  * directory. Throws as `cdk synth` fails, e.g. on an unacknowledged finding.
  */
-export function synthStage(stage: string, context: Record<string, string> = {}) {
+export function synthStage(stage: string, given: Record<string, string> = {}) {
+  // Prod refuses its config's placeholder issuer: it is synthesized here as a deployment would be, with one.
+  const context = stage === 'prod' && given.jwtIssuer === undefined ? { ...PROD_ISSUER, ...given } : given;
   const outdir = mkdtempSync(join(tmpdir(), `commerce-${stage}-`));
   outdirs.push(outdir);
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], ...context } });
@@ -31,6 +33,12 @@ export function synthStage(stage: string, context: Record<string, string> = {}) 
 }
 
 const outdirs: string[] = [];
+
+/** The external issuer prod is synthesized with in the tests (a deployment names its identity provider's). */
+export const PROD_ISSUER = {
+  jwtIssuer: 'https://login.commerce-identity.internal/',
+  jwtAudience: 'commerce-api',
+} as const;
 
 /** Removes every assembly this test file synthesized. */
 export function removeSynthesized() {

@@ -1,4 +1,13 @@
-import { apiUrl, createCustomer, createProduct, get, post, quiescentWrites } from '../support/api';
+import {
+  apiUrl,
+  createCustomer,
+  createProduct,
+  get,
+  post,
+  quiescentWrites,
+  type RequestHeaders,
+  withDefaults,
+} from '../support/api';
 import { checkAnswer } from '../support/contract';
 
 /**
@@ -668,11 +677,15 @@ async function send(
   method: string,
   path: string,
   payload?: Payload,
-  headers: Record<string, string> = {},
+  headers: RequestHeaders = {},
 ): Promise<Sent> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
-    headers: { ...(payload?.type ? { 'content-type': payload.type } : {}), ...headers },
+    // As the operator, with an Idempotency-Key where one is required, unless the case sets its own.
+    headers: {
+      ...(payload?.type ? { 'content-type': payload.type } : {}),
+      ...(await withDefaults(method, path, headers)),
+    },
     ...(payload ? { body: payload.raw } : {}),
   });
   const text = await response.text();

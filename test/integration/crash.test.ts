@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CACHE_DIR, CloudProcess } from '@commerce/local-cloud';
 import { checkInvariants } from '../../load/invariants';
+import { withDefaults } from '../support/api';
 import { checkAnswer } from '../support/contract';
 
 /**
@@ -52,9 +53,13 @@ interface Placed {
 }
 
 const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => {
+  // As this cloud's operator (its own issuer), with an Idempotency-Key where the contract requires one.
+  const headers = await withDefaults(method, path, {}, cloud.awsEndpoint);
   const r = await fetch(`${cloud.apiUrl}${path}`, {
     method,
-    ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    ...(body
+      ? { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }
+      : { headers }),
   });
   const text = await r.text();
   checkAnswer({ method, path, status: r.status, headers: r.headers, text });
@@ -273,11 +278,17 @@ test('a SIGKILL of the whole cloud mid-run loses nothing acknowledged, and the r
   expect(afterRestart.eventBridge.byType[ORDER_PLACED] ?? 0).toBeLessThanOrEqual(lastMoment.length);
 
   // Payments agree with the orders, credit and stock are exact (each read model re-read until it settles).
-  const report = await checkInvariants({ api: cloud.apiUrl }, seed, baseline, placed, {
-    sagaDeadlineSeconds: DEADLINE_S,
-    finalGraceSeconds: GRACE_S,
-    settleSeconds: 20,
-  });
+  const report = await checkInvariants(
+    { api: cloud.apiUrl, awsEndpoint: cloud.awsEndpoint },
+    seed,
+    baseline,
+    placed,
+    {
+      sagaDeadlineSeconds: DEADLINE_S,
+      finalGraceSeconds: GRACE_S,
+      settleSeconds: 20,
+    },
+  );
   mark('invariants');
   expect(report.checks.flatMap((c) => c.violations)).toEqual([]);
   expect(report.orders.placed).toBe(10);

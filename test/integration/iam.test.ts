@@ -16,7 +16,7 @@ import {
   startLocalProcess,
   type Template,
 } from '@commerce/local-cloud';
-import { awsEndpoint } from '../support/api';
+import { awsEndpoint, withDefaults } from '../support/api';
 
 /**
  * IAM enforced locally: a call outside its function's role fails as on AWS.
@@ -95,11 +95,13 @@ afterAll(async () => {
 });
 
 const request = async (method: string, path: string, body?: unknown) => {
+  // As this cloud's operator (its own issuer), with an Idempotency-Key where the contract requires one.
+  const headers = await withDefaults(method, path, {}, cloud.awsEndpoint);
   const response = await fetch(`${cloud.apiUrl}${path}`, {
     method,
     ...(body === undefined
-      ? {}
-      : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      ? { headers }
+      : { body: JSON.stringify(body), headers: { ...headers, 'content-type': 'application/json' } }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };

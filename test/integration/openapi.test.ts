@@ -1,5 +1,5 @@
 import document from '../../openapi/openapi.json';
-import { apiClient, createProduct, eventually, get } from '../support/api';
+import { apiClient, createProduct, eventually, get, SHOP, tokenFor } from '../support/api';
 
 /**
  * The API serves its own OpenAPI document and reference page (as routes of
@@ -30,7 +30,26 @@ describe('the API describes itself', () => {
 });
 
 describe('a typed client generated from the document', () => {
+  // The operator's token, sent by the client's middleware.
   const api = apiClient();
+
+  test("takes a shop caller's token through its middleware: the caller registers and reads itself", async () => {
+    const shop = apiClient(tokenFor(`typed-${Date.now()}`, SHOP));
+    const registered = await shop.POST('/customers', {
+      body: { name: 'Typed Shopper', email: 'typed-shopper@example.com' },
+    });
+    expect(registered.response.status).toBe(201);
+    const read = await shop.GET('/customers/{customerId}', {
+      params: { path: { customerId: registered.data!.customerId } },
+    });
+    expect(read.data).toMatchObject({ customerId: registered.data!.customerId, name: 'Typed Shopper' });
+    // Another shop caller does not find it.
+    const stranger = apiClient(tokenFor(`typed-stranger-${Date.now()}`, SHOP));
+    const hidden = await stranger.GET('/customers/{customerId}', {
+      params: { path: { customerId: registered.data!.customerId } },
+    });
+    expect(hidden.response.status).toBe(404);
+  });
 
   test('places an order for a customer and product it created, and follows it to its end', async () => {
     const customer = await api.POST('/customers', {
@@ -76,12 +95,12 @@ describe('a typed client generated from the document', () => {
     const { productId } = await createProduct({ stock: 3 });
     const path = { productId };
     const held = await api.POST('/products/{productId}/reservations', {
-      params: { path },
+      params: { path, header: { 'Idempotency-Key': `held-${productId}` } },
       body: { quantity: 3 },
     });
     expect(held.data?.status).toBe('RESERVED');
     const refused = await api.POST('/products/{productId}/reservations', {
-      params: { path },
+      params: { path, header: { 'Idempotency-Key': `refused-${productId}` } },
       body: { quantity: 1 },
     });
     expect(refused.response.status).toBe(409);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CACHE_DIR, type LocalProcess, startLocalProcess } from '@commerce/local-cloud';
+import { withDefaults } from '../support/api';
 import { checkAnswer } from '../support/contract';
 
 /**
@@ -37,9 +38,13 @@ const setFaults = async (rules: unknown[]) => {
   await fetch(`${cloud.awsEndpoint}/_local/faults`, { method: 'POST', body: JSON.stringify(rules) });
 };
 const call = async (method: string, path: string, body?: unknown) => {
+  // As this cloud's operator (its own issuer), with an Idempotency-Key where the contract requires one.
+  const headers = await withDefaults(method, path, {}, cloud.awsEndpoint);
   const r = await fetch(`${cloud.apiUrl}${path}`, {
     method,
-    ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    ...(body
+      ? { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }
+      : { headers }),
   });
   const text = await r.text();
   checkAnswer({ method, path, status: r.status, headers: r.headers, text });

@@ -1,8 +1,13 @@
 /**
  * A small client for the platform's HTTP API, as an outside client sees it.
  * Every answer it receives is checked against the OpenAPI document
- * (./contract.ts): a test that received one outside it fails.
+ * (./contract.ts): a test that received one outside it fails. Every request
+ * carries a token from the local cloud's issuer: the operator's (scope
+ * commerce/admin) unless it names another (`shopCaller`, or its own
+ * `authorization` header), and a fresh Idempotency-Key where the contract
+ * requires one.
  */
+import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
 import type { paths } from '../../openapi/schema';
 import { checkAnswer } from './contract';
@@ -16,6 +21,79 @@ export const apiUrl = () => {
 
 export const awsEndpoint = () => process.env.LOCAL_AWS_ENDPOINT!;
 
+export const SHOP = 'commerce/shop';
+export const ADMIN = 'commerce/admin';
+
+const tokens = new Map<string, Promise<string>>();
+
+/**
+ * A token from the local cloud's issuer (POST /_local/token on its AWS
+ * endpoint), cached per `sub` and scope; `expiresIn` < 0 mints one that has
+ * already expired. `endpoint` defaults to the suite's cloud.
+ */
+export function tokenFor(sub: string, scope = SHOP, options: { expiresIn?: number; endpoint?: string } = {}) {
+  const endpoint = options.endpoint ?? awsEndpoint();
+  const key = `${endpoint} ${sub} ${scope} ${options.expiresIn ?? ''}`;
+  let token = tokens.get(key);
+  if (!token) {
+    token = (async () => {
+      const response = await fetch(`${endpoint}/_local/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sub,
+          scope,
+          ...(options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn }),
+        }),
+      });
+      const body = (await response.json()) as { access_token?: string };
+      if (!body.access_token)
+        throw new Error(`no token for ${sub}: ${response.status} ${JSON.stringify(body)}`);
+      return body.access_token;
+    })();
+    tokens.set(key, token);
+    // A failed mint is not cached.
+    token.catch(() => tokens.delete(key));
+  }
+  return token;
+}
+
+/** The suite's operator: the token every request carries unless it names another caller. */
+export const adminToken = (endpoint?: string) =>
+  tokenFor('test-operator', ADMIN, endpoint === undefined ? {} : { endpoint });
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * Headers of a request: `undefined` leaves a header out, including the ones
+ * added by default (the operator's `authorization`; an `idempotency-key` on
+ * the POSTs the contract requires one on).
+ */
+export type RequestHeaders = Record<string, string | undefined>;
+
+/** The contract requires a key on these (api.md, Conventions): the helpers send a fresh one unless told. */
+const KEY_REQUIRED = /^\/orders$|^\/products\/[^/]+\/reservations$/;
+
+/**
+ * `headers` with the defaults added (see RequestHeaders), for a request sent by other means (a raw
+ * `fetch`); `endpoint` is the AWS endpoint of the cloud whose issuer signs (default: the suite's).
+ */
+export async function withDefaults(
+  method: string,
+  path: string,
+  headers: RequestHeaders = {},
+  endpoint?: string,
+): Promise<Record<string, string>> {
+  const all: RequestHeaders = {
+    ...(method === 'POST' && KEY_REQUIRED.test(path.split('?')[0]!)
+      ? { 'idempotency-key': `test-${randomUUID()}` }
+      : {}),
+    ...('authorization' in headers ? {} : bearer(await adminToken(endpoint))),
+    ...headers,
+  };
+  return Object.fromEntries(Object.entries(all).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 export interface ApiResponse<T = Record<string, unknown>> {
   readonly status: number;
   readonly headers: Headers;
@@ -26,13 +104,16 @@ async function send<T>(
   method: string,
   path: string,
   body: unknown,
-  headers: Record<string, string>,
+  headers: RequestHeaders,
   inContract: boolean,
 ): Promise<ApiResponse<T>> {
   const raw = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   const response = await fetch(`${apiUrl()}${path}`, {
     method,
-    headers: { ...(raw !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      ...(raw !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(await withDefaults(method, path, headers)),
+    },
     ...(raw !== undefined ? { body: raw } : {}),
   });
   const text = await response.text();
@@ -48,7 +129,7 @@ export const call = <T = Record<string, unknown>>(
   method: string,
   path: string,
   body?: unknown,
-  headers: Record<string, string> = {},
+  headers: RequestHeaders = {},
 ) => send<T>(method, path, body, headers, true);
 
 /** A request the contract knowingly does not cover (a route the API does not have): its answer is not checked. */
@@ -69,14 +150,25 @@ export const checkedFetch = async (input: Request): Promise<Response> => {
   return response;
 };
 
-/** The typed client generated from the document (openapi-typescript types, openapi-fetch), checked as `call` is. */
-export const apiClient = () => createClient<paths>({ baseUrl: apiUrl(), fetch: checkedFetch });
+/**
+ * The typed client generated from the document (openapi-typescript types, openapi-fetch), checked as
+ * `call` is, sending `token` (default: the operator's) through a middleware on every request.
+ */
+export const apiClient = (token?: string | Promise<string>) => {
+  const client = createClient<paths>({ baseUrl: apiUrl(), fetch: checkedFetch });
+  client.use({
+    async onRequest({ request }) {
+      if (!request.headers.has('authorization')) {
+        request.headers.set('authorization', `Bearer ${await (token ?? adminToken())}`);
+      }
+      return request;
+    },
+  });
+  return client;
+};
 
-export const post = <T = Record<string, unknown>>(
-  path: string,
-  body?: unknown,
-  headers?: Record<string, string>,
-) => call<T>('POST', path, body, headers);
+export const post = <T = Record<string, unknown>>(path: string, body?: unknown, headers?: RequestHeaders) =>
+  call<T>('POST', path, body, headers);
 /**
  * A POST as a well-behaved client sends it under overload: a `429` (the local
  * cloud refuses at the edge what it cannot serve in time, having changed
@@ -85,20 +177,39 @@ export const post = <T = Record<string, unknown>>(
 export async function postRetryingThrottled<T = Record<string, unknown>>(
   path: string,
   body?: unknown,
-  headers?: Record<string, string>,
+  headers: RequestHeaders = {},
   withinMs = 60_000,
 ): Promise<ApiResponse<T>> {
   const deadline = Date.now() + withinMs;
+  // The same key on every retry: a 429 had no effect, and a repeat must not do it twice.
+  const keyed = KEY_REQUIRED.test(path) && !('idempotency-key' in headers);
+  const sent = keyed ? { 'idempotency-key': `test-${randomUUID()}`, ...headers } : headers;
   for (;;) {
-    const r = await call<T>('POST', path, body, headers);
+    const r = await call<T>('POST', path, body, sent);
     if (r.status !== 429 || Date.now() > deadline) return r;
     const seconds = Number(r.headers.get('retry-after') ?? '1');
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000 * (1 + Math.random())));
   }
 }
 
-export const get = <T = Record<string, unknown>>(path: string) => call<T>('GET', path);
-export const del = <T = Record<string, unknown>>(path: string) => call<T>('DELETE', path);
+export const get = <T = Record<string, unknown>>(path: string, headers?: RequestHeaders) =>
+  call<T>('GET', path, undefined, headers);
+export const del = <T = Record<string, unknown>>(path: string, headers?: RequestHeaders) =>
+  call<T>('DELETE', path, undefined, headers);
+
+/** A shop caller of its own `sub`: its token, and the helpers sending it. */
+export async function shopCaller(sub = `shopper-${randomUUID()}`) {
+  const token = await tokenFor(sub, SHOP);
+  const as = (headers: RequestHeaders = {}) => ({ ...bearer(token), ...headers });
+  return {
+    sub,
+    token,
+    get: <T = Record<string, unknown>>(path: string, headers?: RequestHeaders) => get<T>(path, as(headers)),
+    post: <T = Record<string, unknown>>(path: string, body?: unknown, headers?: RequestHeaders) =>
+      post<T>(path, body, as(headers)),
+    del: <T = Record<string, unknown>>(path: string, headers?: RequestHeaders) => del<T>(path, as(headers)),
+  };
+}
 
 export async function createCustomer(overrides: Record<string, unknown> = {}) {
   const r = await post<{ customerId: string; availableCreditCents: number }>('/customers', {

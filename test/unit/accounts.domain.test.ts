@@ -8,6 +8,7 @@ import {
   type CustomerState,
   customerDecider,
   DEFAULT_CREDIT_LIMIT_CENTS,
+  profileOf,
 } from '../../functions/accounts/domain';
 import { customerView } from '../../functions/accounts/http-views';
 import { deciderSpec } from '../support/decider-spec';
@@ -53,11 +54,9 @@ describe('accounts domain', () => {
       expect(given()).toBeNull();
     });
 
-    it('CustomerRegistered creates an active customer with nothing captured', () => {
+    it('CustomerRegistered creates an active customer with nothing captured, and no personal data in its state', () => {
       expect(given(registered(10_000))).toEqual({
         customerId: CUSTOMER_ID,
-        name: 'Ada Lovelace',
-        email: 'ada@example.com',
         creditLimitCents: 10_000,
         capturedCents: 0,
         status: 'ACTIVE',
@@ -221,7 +220,7 @@ describe('accounts domain', () => {
   describe('customerView', () => {
     it('shows the available credit, not the captured amount', () => {
       const customer = existing(given(registered(10_000), captured(2_500)));
-      expect(customerView(customer)).toEqual({
+      expect(customerView({ ...customer, name: 'Ada Lovelace', email: 'ada@example.com' })).toEqual({
         customerId: CUSTOMER_ID,
         name: 'Ada Lovelace',
         email: 'ada@example.com',
@@ -230,6 +229,19 @@ describe('accounts domain', () => {
         status: 'ACTIVE',
         createdAt: NOW.toISOString(),
       });
+    });
+  });
+
+  describe('personal data', () => {
+    it('stays in the registration event: the folded state (what the saga hands on) has ids and credit only', () => {
+      const state = existing(given(registered(10_000), captured(2_500)));
+      expect(JSON.stringify(state)).not.toMatch(/Ada|example\.com/);
+      expect(profileOf(registered(10_000))).toEqual({ name: 'Ada Lovelace', email: 'ada@example.com' });
+    });
+
+    it('is dropped from the snapshots earlier versions folded it into', () => {
+      const legacy = { ...existing(given(registered(10_000))), name: 'Ada', email: 'ada@example.com' };
+      expect(customerDecider.upcastState!(legacy)).toEqual(existing(given(registered(10_000))));
     });
   });
 });

@@ -1,6 +1,16 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { ConcurrencyError, validationError } from '../../functions/shared/errors';
-import { httpHandler } from '../../functions/shared/http';
+import { type HttpRequest, httpHandler } from '../../functions/shared/http';
+
+const CONTEXT = { awsRequestId: 'test', getRemainingTimeInMillis: () => 10_000 } as Context;
+/** What API Gateway's JWT authorizer puts in the event of a route it let through. */
+const authorized = (claims: Record<string, unknown>) => ({
+  routeKey: 'GET /probe',
+  rawPath: '/probe',
+  headers: {},
+  requestContext: { authorizer: { jwt: { claims, scopes: null } } },
+});
+const SHOPPER = authorized({ sub: 'user-1', scope: 'openid commerce/shop' });
 
 /** What a route throws, and how the HTTP edge answers it. */
 const answerTo = async (thrown: unknown) => {
@@ -9,11 +19,7 @@ const answerTo = async (thrown: unknown) => {
       throw thrown;
     },
   });
-  const event = { routeKey: 'GET /probe', rawPath: '/probe', headers: {}, requestContext: {} };
-  const result = await handler(
-    event as unknown as APIGatewayProxyEventV2,
-    { awsRequestId: 'test', getRemainingTimeInMillis: () => 10_000 } as Context,
-  );
+  const result = await handler(SHOPPER as unknown as APIGatewayProxyEventV2, CONTEXT);
   return { status: result.statusCode, headers: result.headers ?? {}, body: JSON.parse(result.body) };
 };
 
@@ -59,5 +65,46 @@ describe('the HTTP edge', () => {
     const invalid = await answerTo(validationError('bad', [{ field: 'x', message: 'no' }]));
     expect(invalid.status).toBe(400);
     expect(invalid.headers['retry-after']).toBeUndefined();
+  });
+
+  test('hands the route its caller from the authorizer’s claims', async () => {
+    const seen: HttpRequest['caller'][] = [];
+    const handler = httpHandler({ probe: 'GET /probe' } as const, {
+      probe: async ({ caller }) => {
+        seen.push(caller);
+        return { statusCode: 204, body: '' };
+      },
+    });
+    await handler(SHOPPER as unknown as APIGatewayProxyEventV2, CONTEXT);
+    await handler(
+      authorized({ sub: 'ops', scope: 'commerce/admin' }) as unknown as APIGatewayProxyEventV2,
+      CONTEXT,
+    );
+    expect(seen).toEqual([
+      { sub: 'user-1', isAdmin: false },
+      { sub: 'ops', isAdmin: true },
+    ]);
+  });
+
+  test('answers a request without the authorizer’s claims 401 as API Gateway does, and runs nothing', async () => {
+    const probe = jest.fn();
+    const handler = httpHandler({ probe: 'GET /probe' } as const, { probe });
+    const bare = { routeKey: 'GET /probe', rawPath: '/probe', headers: {}, requestContext: {} };
+    const result = await handler(bare as unknown as APIGatewayProxyEventV2, CONTEXT);
+    expect(result.statusCode).toBe(401);
+    expect(JSON.parse(result.body)).toEqual({ message: 'Unauthorized' });
+    expect(probe).not.toHaveBeenCalled();
+  });
+
+  test('serves an anonymous module (the documentation) without claims', async () => {
+    const handler = httpHandler(
+      { probe: 'GET /probe' } as const,
+      { probe: async ({ caller }) => ({ statusCode: 200, body: JSON.stringify(caller) }) },
+      { anonymous: true },
+    );
+    const bare = { routeKey: 'GET /probe', rawPath: '/probe', headers: {}, requestContext: {} };
+    const result = await handler(bare as unknown as APIGatewayProxyEventV2, CONTEXT);
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body)).toEqual({ sub: '', isAdmin: false });
   });
 });

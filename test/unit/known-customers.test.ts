@@ -4,8 +4,6 @@ import { KNOWN_CUSTOMERS, KnownCustomers } from '../../functions/saga/known-cust
 const ada = (capturedCents: number): Customer =>
   ({
     customerId: 'cus_1',
-    name: 'Ada',
-    email: 'ada@example.com',
     creditLimitCents: 10_000,
     capturedCents,
   }) as Customer;

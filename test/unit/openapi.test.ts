@@ -343,3 +343,87 @@ describe('the check of answers against the document (test/support/contract.ts)',
     expect(contractViolations(bad).join('\n')).toMatch(problem);
   });
 });
+
+describe('the OpenAPI document’s identity and access', () => {
+  const SHOP_OR_ADMIN = [{ bearerAuth: ['commerce/shop'] }, { bearerAuth: ['commerce/admin'] }];
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods as Record<string, Json>).map(([method, op]) => ({
+      route: `${method.toUpperCase()} ${path}`,
+      op,
+    })),
+  );
+
+  test('declares the bearer JWT scheme', () => {
+    expect(document.components.securitySchemes).toEqual({
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: expect.any(String) },
+    });
+  });
+
+  test('each operation lists the scopes its route requires (any one), the documentation none', () => {
+    const security = Object.fromEntries(operations.map(({ route, op }) => [route, op.security]));
+    expect(security).toEqual({
+      'POST /customers': SHOP_OR_ADMIN,
+      'GET /customers/{customerId}': SHOP_OR_ADMIN,
+      'GET /customers/me': SHOP_OR_ADMIN,
+      'POST /products': [{ bearerAuth: ['commerce/admin'] }],
+      'GET /products/{productId}': SHOP_OR_ADMIN,
+      'POST /products/{productId}/reservations': SHOP_OR_ADMIN,
+      'DELETE /products/{productId}/reservations/{reservationId}': SHOP_OR_ADMIN,
+      'POST /products/{productId}/restock': [{ bearerAuth: ['commerce/admin'] }],
+      'POST /orders': SHOP_OR_ADMIN,
+      'GET /orders/{orderId}': SHOP_OR_ADMIN,
+      'GET /orders/{orderId}/saga': SHOP_OR_ADMIN,
+      'GET /payments/{paymentId}': SHOP_OR_ADMIN,
+      'GET /openapi.json': [],
+      'GET /docs': [],
+    });
+  });
+
+  test('every protected operation answers 401 and 403 as API Gateway does; the public ones neither', () => {
+    const schemas = document.components.schemas as Record<string, Json>;
+    for (const { route, op } of operations) {
+      const responses = op.responses as Record<
+        string,
+        { content: Record<string, { schema: { $ref: string } }> }
+      >;
+      const isPublic = (op.security as unknown[]).length === 0;
+      expect({ route, has401: '401' in responses, has403: '403' in responses }).toEqual({
+        route,
+        has401: !isPublic,
+        has403: !isPublic,
+      });
+      if (isPublic) continue;
+      const ref = (status: string) =>
+        responses[status]!.content['application/json']!.schema.$ref.replace('#/components/schemas/', '');
+      expect(ref('401')).toBe('Unauthorized');
+      expect(['Forbidden', 'RegistrationForbidden']).toContain(ref('403'));
+    }
+    expect(schemas.Unauthorized).toMatchObject({ properties: { message: { const: 'Unauthorized' } } });
+    expect(schemas.Forbidden).toMatchObject({ properties: { message: { const: 'Forbidden' } } });
+  });
+
+  test('POST /orders and reservations require Idempotency-Key; the other POSTs accept it', () => {
+    const required = operations
+      .filter(({ op }) => JSON.stringify(op.parameters).includes('IdempotencyKeyRequired'))
+      .map(({ route }) => route);
+    expect(required.sort()).toEqual(['POST /orders', 'POST /products/{productId}/reservations']);
+    expect(document.components.parameters.IdempotencyKeyRequired).toMatchObject({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: true,
+    });
+  });
+
+  test('the new codes are documented where they are answered', () => {
+    const json = JSON.stringify(document);
+    for (const code of ['CUSTOMER_EXISTS', 'HOLD_LIMIT_REACHED', 'FORBIDDEN']) expect(json).toContain(code);
+    const reservation = document.paths['/products/{productId}/reservations']!.post! as Json;
+    expect(JSON.stringify((reservation.responses as Json)['409'])).toContain('ReservationConflict');
+    expect(JSON.stringify(document.components.schemas.ReservationConflict)).toContain(
+      'HoldLimitReachedError',
+    );
+    expect(JSON.stringify(document.components.schemas.RegistrationConflict)).toContain('CustomerExistsError');
+    expect(JSON.stringify(document.components.schemas.RegistrationForbidden)).toContain('ForbiddenError');
+    expect(document.paths['/customers/me']?.get).toBeDefined();
+  });
+});

@@ -10,15 +10,20 @@ const page = referencePage(document);
 /** The document changes only with a deployment. */
 const CACHE = { 'cache-control': 'public, max-age=300' };
 
-export const handler = httpHandler(DOCS_ROUTES, {
-  getOpenApiDocument: async () => ({
-    statusCode: 200,
-    headers: { 'content-type': 'application/json', ...CACHE },
-    body: documentJson,
-  }),
-  getReferencePage: async () => ({
-    statusCode: 200,
-    headers: { 'content-type': 'text/html; charset=utf-8', ...CACHE },
-    body: page,
-  }),
-});
+export const handler = httpHandler(
+  DOCS_ROUTES,
+  {
+    getOpenApiDocument: async () => ({
+      statusCode: 200,
+      headers: { 'content-type': 'application/json', ...CACHE },
+      body: documentJson,
+    }),
+    getReferencePage: async () => ({
+      statusCode: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8', ...CACHE },
+      body: page,
+    }),
+    // The two routes without the JWT authorizer: anyone may read how to call the API.
+  },
+  { anonymous: true },
+);

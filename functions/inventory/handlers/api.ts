@@ -33,6 +33,15 @@ function refusal(rejection: InventoryRejection): ClientError {
         'RESERVATION_COMMITTED',
         `reservation ${rejection.reservationId} was sold with its order`,
       );
+    case 'HOLD_LIMIT_REACHED': {
+      const { productId, requested, held, limit } = rejection;
+      return new ClientError(
+        409,
+        'HOLD_LIMIT_REACHED',
+        `the caller holds ${held} of product ${productId}; ${requested} more would pass the limit of ${limit}`,
+        [{ productId, requested, held, limit }],
+      );
+    }
   }
 }
 
@@ -87,7 +96,15 @@ export const handler = httpHandler(INVENTORY_ROUTES, {
     (request) => ({ productId: productIdOf(request), ...validate(ReserveStock, requireBody(request)) }),
     async ({ productId, quantity }, request, { id, requestHash }) =>
       reserved(
-        answered(await commands.reserveStock(productId, quantity, { ...meta(request), requestHash }, id)),
+        answered(
+          await commands.reserveStock(
+            productId,
+            quantity,
+            { ...meta(request), requestHash },
+            id,
+            request.caller,
+          ),
+        ),
       ),
     async (reservationId) => {
       const first = await stores.reservations.first(reservationId);
@@ -96,13 +113,18 @@ export const handler = httpHandler(INVENTORY_ROUTES, {
       return { requestHash: first.requestHash, result: reserved(first.state) };
     },
     stores.reservations,
+    // It holds stock: a retry after a lost answer must find the first reservation, not hold more.
+    { keyRequired: true },
   ),
 
   releaseReservation: async (request) => {
     const productId = productIdOf(request);
     const reservationId = request.pathParameters.reservationId;
     if (!isId('res', reservationId)) throw notFound('reservation', String(reservationId));
-    answered(await commands.releaseReservation(productId, reservationId, 'RELEASED', meta(request)));
+    // Another caller's reservation answers exactly as an unknown one.
+    answered(
+      await commands.releaseReservation(productId, reservationId, 'RELEASED', meta(request), request.caller),
+    );
     return json(200, { reservationId, status: 'RELEASED' });
   },
 

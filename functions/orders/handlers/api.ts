@@ -9,6 +9,7 @@ import { customers } from '../../accounts';
 import { inventoryStores } from '../../inventory';
 import { sagaTrace } from '../../saga';
 import { fromEnvironment } from '../../shared/aws';
+import type { Caller } from '../../shared/caller';
 import { ClientError, notFound } from '../../shared/errors';
 import {
   type HttpRequest,
@@ -82,9 +83,9 @@ async function startSaga(placed: OrderPlaced, correlationId: string) {
 const accepted = (order: Order) =>
   json(202, acceptedOrderView(order), { location: `/orders/${order.orderId}` });
 
-/** An order, or 404. */
-async function loadOrder(orderId: string) {
-  const order = await orders.order(orderId);
+/** An order the caller may see, or 404 (another customer's answers as an unknown id). */
+async function loadOrder(caller: Caller, orderId: string) {
+  const order = await orders.orderFor(caller, orderId);
   if (!order) throw notFound('order', orderId);
   return order;
 }
@@ -92,8 +93,8 @@ async function loadOrder(orderId: string) {
 const placeOrder = idempotentCreation(
   'ord',
   (request) => validate(PlaceOrder, requireBody(request)),
-  async (input, { now, correlationId }, { id: orderId, requestHash }) => {
-    const placement = await orders.place(orderId, input, { now, correlationId, requestHash });
+  async (input, { now, correlationId, caller }, { id: orderId, requestHash }) => {
+    const placement = await orders.place(orderId, input, { now, correlationId, requestHash }, caller);
     if ('rejection' in placement) {
       const { missing } = placement.rejection;
       throw new ClientError(404, 'NOT_FOUND', 'the order names an unknown customer or product', missing);
@@ -106,6 +107,8 @@ const placeOrder = idempotentCreation(
     return placement && { requestHash: placement.requestHash, result: accepted(placement.order) };
   },
   orderStore,
+  // It moves money and stock: a retry after a lost answer must find the first order, not place another.
+  { keyRequired: true },
 );
 
 /**
@@ -163,12 +166,12 @@ export const handler = httpHandler(ORDERS_ROUTES, {
     return waitSeconds === undefined ? acceptance : answerWhenFinal(request, waitSeconds, acceptance);
   },
 
-  getOrder: async ({ pathParameters }) =>
-    json(200, orderView(await loadOrder(String(pathParameters.orderId)))),
+  getOrder: async ({ pathParameters, caller }) =>
+    json(200, orderView(await loadOrder(caller, String(pathParameters.orderId)))),
 
-  getOrderSaga: async ({ pathParameters }) => {
+  getOrderSaga: async ({ pathParameters, caller }) => {
     const orderId = String(pathParameters.orderId);
-    const { sagaExecutionArn: executionArn } = await loadOrder(orderId);
+    const { sagaExecutionArn: executionArn } = await loadOrder(caller, orderId);
     if (!executionArn)
       throw new ClientError(404, 'NOT_FOUND', `the saga of order ${orderId} has not started yet`);
     const [execution, history] = await Promise.all([

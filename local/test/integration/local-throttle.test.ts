@@ -49,6 +49,7 @@ describe("the local HTTP API's throttling", () => {
       parameterNames: [],
       literalSegments: 1,
       ...(throttle ? { throttle } : {}),
+      authorization: { type: 'NONE' },
     };
     const api = new LocalHttpApi([route], { invoke } as LambdaRuntime, () => undefined);
     await api.start(0);
