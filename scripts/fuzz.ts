@@ -230,6 +230,11 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     String(options.cases ?? 1000),
     ...(options.seconds ? ['--max-time', String(options.seconds)] : []),
     ...(options.seed !== undefined ? ['--seed', options.seed] : []),
+    // The caller's token as Schemathesis's own header: its cases without it (the security scheme's
+    // negative cases) then go out without one and must be refused 401; fuzz_hooks.py swaps in the
+    // operator's token on the admin-only routes.
+    '--header',
+    `Authorization: Bearer ${callers.shop}`,
     // Prefer: wait may hold a request up to 10 s.
     '--request-timeout',
     '20',

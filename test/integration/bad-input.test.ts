@@ -46,6 +46,13 @@ interface Case {
   /** Each must appear as a `details[].id` (unknown ids on POST /orders). */
   readonly ids?: (f: Fixtures) => readonly string[];
   readonly aggregates?: readonly Aggregate[];
+  /**
+   * The events table (its logical id's prefix) where the refusal is remembered: a request with an
+   * Idempotency-Key that the command refused after it ran (an unknown customer or product, too little
+   * stock) writes one item, the refusal, so that a repeat gets the same answer (functions/shared/
+   * idempotency.ts). Nothing else changes.
+   */
+  readonly remembersRefusalIn?: string;
 }
 
 const json = (value: unknown): Payload => ({ raw: JSON.stringify(value), type: 'application/json' });
@@ -428,6 +435,8 @@ const reservationCases: Case[] = [
         () => json({ quantity: 1 }),
         P,
       ),
+      // A well-formed id is looked up, and the refusal remembered; a malformed one is refused before.
+      ...(label === 'unknown, well-formed id' ? { remembersRefusalIn: 'InventoryEventsTable' } : {}),
     }),
   ),
   {
@@ -438,6 +447,7 @@ const reservationCases: Case[] = [
     status: 409,
     code: 'INSUFFICIENT_STOCK',
     aggregates: P,
+    remembersRefusalIn: 'InventoryEventsTable',
   },
 ];
 
@@ -520,10 +530,21 @@ const orderCase = (
   fields: readonly string[],
   status = 400,
   code = 'VALIDATION_ERROR',
-): Case => ({ name, method: 'POST', path: ordersPath, body, status, code, fields, aggregates: CP });
+): Case => ({
+  name,
+  method: 'POST',
+  path: ordersPath,
+  body,
+  status,
+  code,
+  fields,
+  aggregates: CP,
+  ...(status === 404 ? { remembersRefusalIn: 'OrdersEventsTable' } : {}),
+});
 const orderCases: Case[] = [
   ...envelopeCases(ordersPath, validOrder, CP),
-  ...missing(ordersPath, validOrder, ['customerId', 'items'], CP),
+  // customerId may be left out: it is then the caller's (contract v2); only items is required.
+  ...missing(ordersPath, validOrder, ['items'], CP),
   ...fieldCases(ordersPath, validOrder, 'customerId', [...wrongTypes('string'), ['empty', '']], CP),
   ...fieldCases(
     ordersPath,
@@ -766,7 +787,17 @@ describe.each(routes)('%s', (_route, cases) => {
     const r = await send(apiUrl(), c.method, c.path(fx), c.body?.(fx), c.headers);
     expectContractError(r, c, c.ids?.(fx) ?? []);
 
-    expect(await quiescentWrites()).toEqual(before);
+    const after = await quiescentWrites();
+    const remembered = c.remembersRefusalIn;
+    if (remembered) {
+      // One write, of the refusal remembered, in the table named; nothing else anywhere.
+      const moved = Object.keys(after).filter((t) => after[t] !== before[t]);
+      expect(moved.map((t) => [t.startsWith(remembered), (after[t] ?? 0) - (before[t] ?? 0)])).toEqual([
+        [true, 1],
+      ]);
+    } else {
+      expect(after).toEqual(before);
+    }
     expect(await Promise.all(aggregates.map(aggregateOf))).toEqual(aggregatesBefore);
   });
 });
