@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -81,6 +82,10 @@ async function main() {
       StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
     }),
   );
+  // Some servers create a table in the background (CREATING first, as DynamoDB does).
+  while ((await client.send(new DescribeTableCommand({ TableName }))).Table?.TableStatus !== 'ACTIVE') {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   const item = (id: string, v: number) => ({
     id: { S: id },
     v: { N: String(v) },
@@ -108,7 +113,7 @@ async function main() {
       new GetItemCommand({ TableName, Key: { id: { S: `p${i}` }, v: { N: '1' } }, ConsistentRead: true }),
     ),
   );
-  await measure('TransactWriteItems, two puts', Number(values.transactions), (i) =>
+  await measure('TransactWriteItems, two puts', Number(values.transactions), async (i) =>
     client.send(
       new TransactWriteItemsCommand({
         TransactItems: [
