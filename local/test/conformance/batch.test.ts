@@ -1,5 +1,5 @@
 import { BatchGetItemCommand, BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
-import { n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { keyed, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /** BatchWriteItem and BatchGetItem as the sweepers and load tools send them. */
 let target: Target;
@@ -8,8 +8,7 @@ let table: string; // id (S)
 beforeAll(async () => {
   target = await openTarget();
   table = await target.table({
-    KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-    AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+    ...keyed(['id', 'S']),
   });
 }, SETUP_TIMEOUT_MS);
 afterAll(() => target?.close(), SETUP_TIMEOUT_MS);

@@ -8,7 +8,7 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { itemWrites } from '../../capacity';
-import { type Item, n, openTarget, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { type Item, keyed, n, openTarget, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /**
  * ConsumedCapacity as DynamoDB reports it (ReturnConsumedCapacity TOTAL and
@@ -27,18 +27,10 @@ beforeAll(async () => {
   target = await openTarget();
   [table, events, indexed] = await Promise.all([
     target.table({
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      ...keyed(['id', 'S']),
     }),
     target.table({
-      KeySchema: [
-        { AttributeName: 'aggregateId', KeyType: 'HASH' },
-        { AttributeName: 'version', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'aggregateId', AttributeType: 'S' },
-        { AttributeName: 'version', AttributeType: 'N' },
-      ],
+      ...keyed(['aggregateId', 'S'], ['version', 'N']),
     }),
     target.table({
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],

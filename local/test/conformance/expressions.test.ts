@@ -4,7 +4,7 @@ import {
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { type Item, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { type Item, keyed, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /**
  * Expressions as the platform writes them: update expressions (SET, REMOVE,
@@ -18,8 +18,7 @@ let table: string;
 beforeAll(async () => {
   target = await openTarget();
   table = await target.table({
-    KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-    AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+    ...keyed(['id', 'S']),
   });
 }, SETUP_TIMEOUT_MS);
 afterAll(() => target?.close(), SETUP_TIMEOUT_MS);

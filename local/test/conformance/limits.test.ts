@@ -4,7 +4,7 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type Item, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { type Item, keyed, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /** Item size, number precision and form, and the validation errors of keys, with DynamoDB's codes. */
 let target: Target;
@@ -16,28 +16,13 @@ beforeAll(async () => {
   target = await openTarget();
   [table, composite, binaryRange] = await Promise.all([
     target.table({
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      ...keyed(['id', 'S']),
     }),
     target.table({
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'N' },
-      ],
+      ...keyed(['pk', 'S'], ['sk', 'N']),
     }),
     target.table({
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'B' },
-      ],
+      ...keyed(['pk', 'S'], ['sk', 'B']),
     }),
   ]);
 }, SETUP_TIMEOUT_MS);

@@ -8,6 +8,7 @@ import {
 import {
   eventually,
   type Item,
+  keyed,
   n,
   openTarget,
   refusal,
@@ -31,14 +32,7 @@ beforeAll(async () => {
   target = await openTarget();
   [events, views, strings, binaries] = await Promise.all([
     target.table({
-      KeySchema: [
-        { AttributeName: 'aggregateId', KeyType: 'HASH' },
-        { AttributeName: 'version', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'aggregateId', AttributeType: 'S' },
-        { AttributeName: 'version', AttributeType: 'N' },
-      ],
+      ...keyed(['aggregateId', 'S'], ['version', 'N']),
     }),
     target.table({
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
@@ -59,24 +53,10 @@ beforeAll(async () => {
       ],
     }),
     target.table({
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
+      ...keyed(['pk', 'S'], ['sk', 'S']),
     }),
     target.table({
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'B' },
-      ],
+      ...keyed(['pk', 'S'], ['sk', 'B']),
     }),
   ]);
   // Ten events of one aggregate (versions 1..10) and one of another.

@@ -14,7 +14,7 @@ import {
   type ShardIteratorType,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { n, ON_AWS, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { keyed, n, ON_AWS, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /**
  * DynamoDB Streams with NEW_AND_OLD_IMAGES, as the projectors read it:
@@ -32,14 +32,7 @@ let shardId: string;
 beforeAll(async () => {
   target = await openTarget();
   table = await target.table({
-    KeySchema: [
-      { AttributeName: 'pk', KeyType: 'HASH' },
-      { AttributeName: 'sk', KeyType: 'RANGE' },
-    ],
-    AttributeDefinitions: [
-      { AttributeName: 'pk', AttributeType: 'S' },
-      { AttributeName: 'sk', AttributeType: 'N' },
-    ],
+    ...keyed(['pk', 'S'], ['sk', 'N']),
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
   });
   const described = await target.db.send(new DescribeTableCommand({ TableName: table }));

@@ -5,7 +5,7 @@ import {
   type TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type Item, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { type Item, keyed, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /**
  * TransactWriteItems and TransactGetItems as the event store uses them:
@@ -19,18 +19,10 @@ beforeAll(async () => {
   target = await openTarget();
   [events, other] = await Promise.all([
     target.table({
-      KeySchema: [
-        { AttributeName: 'aggregateId', KeyType: 'HASH' },
-        { AttributeName: 'version', KeyType: 'RANGE' },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: 'aggregateId', AttributeType: 'S' },
-        { AttributeName: 'version', AttributeType: 'N' },
-      ],
+      ...keyed(['aggregateId', 'S'], ['version', 'N']),
     }),
     target.table({
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      ...keyed(['id', 'S']),
     }),
   ]);
 }, SETUP_TIMEOUT_MS);

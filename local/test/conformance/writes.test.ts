@@ -4,7 +4,7 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type Item, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
+import { type Item, keyed, n, openTarget, refusal, SETUP_TIMEOUT_MS, s, type Target } from './support/target';
 
 /**
  * Conditional writes and what they return: PutItem, UpdateItem and
@@ -19,18 +19,10 @@ let events: string; // aggregateId (S) + version (N): the event store
 beforeAll(async () => {
   target = await openTarget();
   views = await target.table({
-    KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-    AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+    ...keyed(['id', 'S']),
   });
   events = await target.table({
-    KeySchema: [
-      { AttributeName: 'aggregateId', KeyType: 'HASH' },
-      { AttributeName: 'version', KeyType: 'RANGE' },
-    ],
-    AttributeDefinitions: [
-      { AttributeName: 'aggregateId', AttributeType: 'S' },
-      { AttributeName: 'version', AttributeType: 'N' },
-    ],
+    ...keyed(['aggregateId', 'S'], ['version', 'N']),
   });
 }, SETUP_TIMEOUT_MS);
 afterAll(() => target?.close(), SETUP_TIMEOUT_MS);

@@ -103,3 +103,19 @@ export async function eventually<T>(check: () => Promise<T>, ms = 30_000): Promi
 
 export const s = (value: string): AttributeValue => ({ S: value });
 export const n = (value: number | string): AttributeValue => ({ N: String(value) });
+
+/**
+ * A table's `KeySchema` and `AttributeDefinitions` (CreateTable, API
+ * Reference): the partition key and, optionally, the sort key, each with its
+ * scalar type.
+ */
+export function keyed(
+  hash: readonly [string, 'S' | 'N' | 'B'],
+  range?: readonly [string, 'S' | 'N' | 'B'],
+): Pick<CreateTableCommandInput, 'KeySchema' | 'AttributeDefinitions'> {
+  const keys = range ? [hash, range] : [hash];
+  return {
+    KeySchema: keys.map(([name], i) => ({ AttributeName: name, KeyType: i === 0 ? 'HASH' : 'RANGE' })),
+    AttributeDefinitions: keys.map(([name, type]) => ({ AttributeName: name, AttributeType: type })),
+  };
+}
