@@ -62,7 +62,8 @@ export class DynamoDbEngine {
    * DynamoDB does, or throws a DynamoDbError to answer with.
    */
   handle(operation: string, input: Input): unknown {
-    const run = OPERATIONS[operation];
+    // Own properties only: `toString` or `constructor` is no operation.
+    const run = Object.hasOwn(OPERATIONS, operation) ? OPERATIONS[operation] : undefined;
     if (!run) {
       throw new DynamoDbError(
         'UnknownOperationException',
