@@ -5,7 +5,7 @@ import { type Path, projectPaths } from './expressions';
 import { normalizeItem } from './normalize';
 import { type Compiled, compileExpressions } from './request';
 import type { Table } from './tables';
-import { type Item, itemSize, keyString, valuesEqual } from './values';
+import { type Item, itemSize, valuesEqual } from './values';
 
 /** PutItem (API Reference): replaces the whole item, under an optional condition. */
 export function putItem(engine: DynamoDbEngine, input: Input) {
@@ -161,7 +161,7 @@ export function batchGetItem(engine: DynamoDbEngine, input: Input) {
     }
     const keys = request.Keys.map((k) => table.checkKey(k));
     count += keys.length;
-    distinct(keys);
+    distinct(table, keys);
     return { table, request, keys, compiled: compileExpressions(request, { projection: true }) };
   });
   if (count > BATCH_GET_KEYS) {
@@ -224,7 +224,7 @@ export function batchWriteItem(engine: DynamoDbEngine, input: Input) {
         writes.push({ table, key });
       }
     }
-    distinct(keys);
+    distinct(table, keys);
   }
   if (count > 25) throw validation('Too many items requested for the BatchWriteItem call');
   const consumed = new Consumption();
@@ -246,14 +246,11 @@ function requestItems(value: unknown, operation: string): Record<string, unknown
 }
 
 /** "Provided list of item keys contains duplicates": a batch names each item once. */
-function distinct(keys: Item[]) {
-  const seen = new Set<string>();
-  for (const key of keys) {
-    const id = Object.keys(key)
-      .sort()
-      .map((name) => keyString(key[name]!))
-      .join('\u0000');
-    if (seen.has(id)) throw validation('Provided list of item keys contains duplicates');
-    seen.add(id);
+function distinct(table: Table, keys: Item[]) {
+  if (repeats(keys.map((key) => table.idOf(key)))) {
+    throw validation('Provided list of item keys contains duplicates');
   }
 }
+
+/** Whether any id comes twice. */
+export const repeats = (ids: readonly string[]) => new Set(ids).size !== ids.length;

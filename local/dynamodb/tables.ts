@@ -2,7 +2,7 @@ import { Collection, type KeyNames } from './collection';
 import { DynamoDbError, validation } from './errors';
 import { normalizeItem } from './normalize';
 import { type StreamViewType, TableStream } from './stream';
-import { type AttributeValue, type Item, itemSize } from './values';
+import { type AttributeValue, type Item, itemSize, keyString } from './values';
 
 export const REGION = 'us-east-1';
 export const ACCOUNT = '000000000000';
@@ -99,6 +99,12 @@ export class Table {
     const key: Item = { [this.key.hash]: item[this.key.hash]! };
     if (this.key.range) key[this.key.range] = item[this.key.range]!;
     return key;
+  }
+
+  /** What names one item of this table, whatever order its key's attributes came in. */
+  idOf(key: Item): string {
+    const hash = keyString(key[this.key.hash]!);
+    return this.key.range ? `${hash}\u0000${keyString(key[this.key.range]!)}` : hash;
   }
 
   /**

@@ -1,11 +1,11 @@
 import { Consumption, changeUnits, readUnits, writeUnits } from './capacity';
 import type { Change, DynamoDbEngine, Input } from './engine';
 import { DynamoDbError, validation } from './errors';
-import { checkCondition, oneOf, updatedItem } from './items';
+import { checkCondition, oneOf, repeats, updatedItem } from './items';
 import { normalizeItem } from './normalize';
 import { compileExpressions } from './request';
 import type { Table } from './tables';
-import { type Item, itemSize, keyString } from './values';
+import { type Item, itemSize } from './values';
 
 /** TransactWriteItems limits (API Reference): 100 actions, 4 MB in all; a token is kept 10 minutes. */
 const MAX_ACTIONS = 100;
@@ -35,12 +35,7 @@ export function transactWriteItems(engine: DynamoDbEngine, input: Input) {
   if (token?.repeat) return new Consumption().report(input, true);
 
   const actions = list.map((entry, index) => parseAction(engine, entry, index));
-  const seen = new Set<string>();
-  for (const action of actions) {
-    const id = `${action.table.name}\u0000${Object.values(action.key).map(keyString).join('\u0000')}`;
-    if (seen.has(id)) throw validation('Transaction request cannot include multiple operations on one item');
-    seen.add(id);
-  }
+  oneOperationPerItem(actions);
   // "The aggregate size of the items in the transaction cannot exceed 4 MB": a put counts its item, the
   // other actions their key and the values their expressions carry.
   const bytes = actions.reduce(
@@ -114,12 +109,7 @@ export function transactGetItems(engine: DynamoDbEngine, input: Input) {
     const table = engine.tables.get(get.TableName);
     return { table, key: table.checkKey(get.Key), compiled: compileExpressions(get, { projection: true }) };
   });
-  const seen = new Set<string>();
-  for (const { table, key } of gets) {
-    const id = `${table.name}\u0000${Object.values(key).map(keyString).join('\u0000')}`;
-    if (seen.has(id)) throw validation('Transaction request cannot include multiple operations on one item');
-    seen.add(id);
-  }
+  oneOperationPerItem(gets);
   const consumed = new Consumption();
   const responses = gets.map(({ table, key, compiled }) => {
     const item = table.items.get(key);
@@ -128,6 +118,13 @@ export function transactGetItems(engine: DynamoDbEngine, input: Input) {
   });
   engine.reportRead('TransactGetItems', consumed.byTable());
   return { Responses: responses, ...consumed.report(input, true) };
+}
+
+/** "Transaction request cannot include multiple operations on one item" (TransactWriteItems, TransactGetItems). */
+function oneOperationPerItem(actions: readonly { table: Table; key: Item }[]) {
+  if (repeats(actions.map(({ table, key }) => `${table.name}\u0000${table.idOf(key)}`))) {
+    throw validation('Transaction request cannot include multiple operations on one item');
+  }
 }
 
 function transactItems(input: Input): Record<string, unknown>[] {

@@ -134,6 +134,20 @@ describe('TransactWriteItems', () => {
     expect(await event('t-3', 1)).toBeUndefined();
   });
 
+  // The same item whatever order its Key's attributes are written in: a put names it by its item, the
+  // delete by a Key with the sort key first.
+  test('two actions on one item are refused with the Key written sort key first', async () => {
+    const error = await refusal(
+      transact([
+        firstPut('t-4', 1),
+        { Delete: { TableName: events, Key: { version: n(1), aggregateId: s('t-4') } } },
+      ]),
+    );
+    expect(error.name).toBe('ValidationException');
+    expect(error.message).toBe('Transaction request cannot include multiple operations on one item');
+    expect(await event('t-4', 1)).toBeUndefined();
+  });
+
   // API Reference, TransactWriteItems, TransactItems: "Array Members: Minimum number of 1 item. Maximum
   // number of 100 items."
   test('100 actions commit; 101 are a ValidationException', async () => {
