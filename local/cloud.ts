@@ -2,7 +2,7 @@ import { basename, join, resolve as resolvePath } from 'node:path';
 import { AdmissionControl, type AdmissionOptions } from './admission';
 import { ACCOUNT, REGION, readAssembly, resolver } from './assembly';
 import { jwtAuthorizers, keptSigningKey, LocalIssuer, type TokenRequest } from './auth';
-import { AwsEndpoint, type PathHandler } from './aws-endpoint';
+import { AwsEndpoint, type CallAuthorizer, type PathHandler } from './aws-endpoint';
 import { CONSOLE_PATH, serveConsole } from './console';
 import { CpuMeter } from './cpu';
 import { dataDirLayout, JsonFile, lockDataDir } from './data-dir';
@@ -215,13 +215,18 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     // IAM enforced locally: a function's DynamoDB call is checked against its role before it runs, and
     // faults injected into the functions' calls (`POST /_local/faults/dynamodb`) refuse a share of them.
     let dynamoFaults: readonly DynamoFaultRule[] = [];
+    // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
+    // stand for the account's administrator and are not checked.
+    const authorizeCaller: CallAuthorizer = (caller, prefix, operation, input) => {
+      if (!caller || !runtime.specs.has(caller)) return;
+      const principal = principals.function(caller);
+      for (const { action, resource } of endpointAuthorizations(prefix, operation, input)) {
+        authorize(principal, action, [resource]);
+      }
+    };
     endpoint.gateDynamo((caller, operation, input) => {
-      if (!caller || !runtime.specs.has(caller)) return undefined;
       try {
-        const principal = principals.function(caller);
-        for (const { action, resource } of endpointAuthorizations('DynamoDB_20120810.', operation, input)) {
-          authorize(principal, action, [resource]);
-        }
+        authorizeCaller(caller, 'DynamoDB_20120810.', operation, input);
       } catch (error) {
         // Never let through unchecked: a request the check cannot read is refused, saying so.
         const message =
@@ -231,6 +236,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
           body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message }),
         };
       }
+      if (!caller || !runtime.specs.has(caller)) return undefined;
       const refusal = dynamoFaults.length > 0 ? refusalFor(dynamoFaults, operation) : undefined;
       if (!refusal) return undefined;
       const { status, body } = awsRefusal(refusal.error, operation, input);
@@ -263,15 +269,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         return structuredClone(await dynamo.call('DynamoDB_20120810.GetItem', parameters));
       },
     );
-    // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
-    // stand for the account's administrator and are not checked.
-    endpoint.authorize((caller, prefix, operation, input) => {
-      if (!caller || !runtime.specs.has(caller)) return;
-      const principal = principals.function(caller);
-      for (const { action, resource } of endpointAuthorizations(prefix, operation, input)) {
-        authorize(principal, action, [resource]);
-      }
-    });
+    endpoint.authorize(authorizeCaller);
     endpoint.register('AWSStepFunctions.', (operation, input) => stepFunctions.handle(operation, input));
     stoppers.push(async () => {
       await stepFunctions.stop();
