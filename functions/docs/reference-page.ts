@@ -109,6 +109,29 @@ function media(content: Record<string, Json> | undefined): string {
     .join('');
 }
 
+/**
+ * Who may call an operation, from its `security`: no token (an empty list), or a bearer token with
+ * any one of the scopes its requirements name.
+ */
+function accessLine(security: Record<string, string[]>[] | undefined): string {
+  if (security === undefined) return '';
+  if (security.length === 0) return '<p class="access">No token.</p>';
+  const scopes = security.flatMap((requirement) => Object.values(requirement).flat());
+  const named = scopes.map((scope) => `<code>${html(scope)}</code>`).join(' or ');
+  return `<p class="access">Bearer token with the scope ${named}: <a href="#authentication">how to get one</a>.</p>`;
+}
+
+function authenticationSection(schemes: Record<string, Json> | undefined): string {
+  if (!schemes) return '';
+  const rows = Object.entries(schemes).map(
+    ([name, scheme]) =>
+      `<tr><td><code>${html(name)}</code></td><td>${html(scheme.type)} ${html(scheme.scheme ?? '')} ${html(
+        scheme.bearerFormat ?? '',
+      )}</td><td>${markdown(scheme.description)}</td></tr>`,
+  );
+  return `<h2 id="authentication">Authentication</h2><p>Send <code>Authorization: Bearer &lt;token&gt;</code>; each operation says which scopes it accepts.</p><table><tr><th>scheme</th><th>type</th><th></th></tr>${rows.join('')}</table>`;
+}
+
 function operationSection(method: string, path: string, op: Json, parameters: Record<string, Json>): string {
   const id = anchor('op', String(op.operationId));
   const body = op.requestBody as { content?: Record<string, Json> } | undefined;
@@ -126,6 +149,7 @@ function operationSection(method: string, path: string, op: Json, parameters: Re
   });
   return `<section class="op" id="${id}">
 <h3><span class="method ${html(method)}">${html(method.toUpperCase())}</span> <code>${html(path)}</code> — ${html(op.summary)}</h3>
+${accessLine(op.security as Record<string, string[]>[] | undefined)}
 ${markdown(op.description)}
 ${parameterRows((op.parameters as Json[] | undefined) ?? [], parameters)}
 ${body ? `<h4>Request body</h4>${media(body.content)}` : ''}
@@ -150,6 +174,7 @@ table table{font-size:13px}
 .get{background:#2f7d32}.post{background:#0b5cad}.delete{background:#b3261e}
 .status{font-weight:600}.s2{color:#2f7d32}.s4{color:#9a5b00}.s5{color:#b3261e}
 .opt,.facts{color:#5f6b76;font-size:13px}
+.access{background:#fdf6e3;padding:.2rem .5rem;font-size:14px}
 `;
 
 /** The page for `document` (an OpenAPI 3.1 document as `openApiDocument` makes it). */
@@ -159,6 +184,7 @@ export function referencePage(document: Json): string {
   const components = document.components as {
     schemas: Record<string, Json>;
     parameters: Record<string, Json>;
+    securitySchemes?: Record<string, Json>;
   };
   const tags = (document.tags as { name: string; description?: string }[]) ?? [];
   const operations = Object.entries(paths).flatMap(([path, methods]) =>
@@ -200,10 +226,10 @@ export function referencePage(document: Json): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${html(info.title)} — API reference</title><style>${STYLE}</style></head>
 <body><nav><p><strong>${html(info.title)}</strong><br>v${html(info.version)} · <a href="openapi.json">openapi.json</a></p>
-${navigation}<strong><a href="#schemas">Schemas</a></strong><ul>${schemaNames
+<strong><a href="#authentication">Authentication</a></strong><br>${navigation}<strong><a href="#schemas">Schemas</a></strong><ul>${schemaNames
     .map((n) => `<li><a href="#${anchor('schema', n)}">${html(n)}</a></li>`)
     .join('')}</ul></nav>
 <main><h1>${html(info.title)}</h1><p class="facts">OpenAPI ${html(document.openapi)} · version ${html(info.version)} · the document: <a href="openapi.json"><code>GET /openapi.json</code></a></p>
-${markdown(info.description)}${sections}<h2 id="schemas">Schemas</h2>${schemas}</main></body></html>
+${markdown(info.description)}${authenticationSection(components.securitySchemes)}${sections}<h2 id="schemas">Schemas</h2>${schemas}</main></body></html>
 `;
 }

@@ -274,6 +274,16 @@ describe('the reference page', () => {
     const hostile = { ...document, info: { ...document.info, title: '<script>alert(1)</script>' } };
     expect(referencePage(hostile)).not.toContain('<script>');
   });
+
+  test('says for each operation whether it takes a token, and which scopes', () => {
+    expect(page).toContain('id="authentication"');
+    for (const op of OPERATIONS) {
+      const start = page.indexOf(`id="op-${op.operationId}"`);
+      const section = page.slice(start, page.indexOf('</section>', start));
+      if (op.access === 'public') expect(section).toContain('No token.');
+      else for (const scope of op.access) expect(section).toContain(`<code>${scope}</code>`);
+    }
+  });
 });
 
 describe('the check of answers against the document (test/support/contract.ts)', () => {
