@@ -34,8 +34,14 @@ export interface LocalCloudOptions {
   readonly stage?: string;
   /** Extra CDK context, e.g. a short `reservationTtlSeconds` for tests. */
   readonly context?: Record<string, string>;
-  /** Where the cloud assembly is synthesized; default cdk.out. */
+  /** Where the cloud assembly is synthesized; default cdk.out (cdk.out.debug with `debug`). */
   readonly assemblyDir?: string;
+  /**
+   * A debug build (`npm start -- --debug`): the functions bundled unminified with source maps
+   * (the app's `debugBundles` context), and their timeouts lifted to Lambda's longest, 15 minutes,
+   * so that an invocation stopped at a breakpoint is not ended under the debugger.
+   */
+  readonly debug?: boolean;
   /** Fires every scheduled rule at this interval instead of its own rate. */
   readonly scheduleIntervalMs?: number;
   /** Where function logs and (without `dataDir`) dead letters go. */
@@ -93,6 +99,9 @@ export const NOT_RUN_LOCALLY = new Set([
 
 export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
 
+/** A function's timeout in a debug build: Lambda's longest. */
+const DEBUG_TIMEOUT_MS = 15 * 60_000;
+
 /**
  * Runs the synthesized app on this machine: the DynamoDB engine for the tables,
  * a worker-thread sandbox per function, the HTTP API, stream pollers for
@@ -101,8 +110,15 @@ export type LocalCloud = Awaited<ReturnType<typeof startLocalCloud>>;
  */
 export async function startLocalCloud(options: LocalCloudOptions = {}) {
   const log = options.log ?? ((m: string) => console.log(`[local] ${m}`));
-  const context = { stage: options.stage ?? 'dev', ...options.context };
-  const assemblyPath = resolvePath(options.assemblyDir ?? join(PROJECT_ROOT, 'cdk.out'));
+  const context = {
+    stage: options.stage ?? 'dev',
+    ...(options.debug ? { debugBundles: 'true' } : {}),
+    ...options.context,
+  };
+  // A debug build has an assembly of its own, so that switching back and forth does not re-synthesize.
+  const assemblyPath = resolvePath(
+    options.assemblyDir ?? join(PROJECT_ROOT, options.debug ? 'cdk.out.debug' : 'cdk.out'),
+  );
   // Each assembly's cloud keeps its own logs and dead letters, so that test clouds and `npm start` do not mix.
   const workDir = options.workDir ?? join(CACHE_DIR, 'run', basename(assemblyPath));
   const started = performance.now();
@@ -169,6 +185,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       ...spec,
       // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it.
       environment: { ...spec.environment, AWS_ACCESS_KEY_ID: spec.logicalId },
+      ...(options.debug ? { timeoutMs: DEBUG_TIMEOUT_MS } : {}),
     }));
     const runtime = new LambdaRuntime(specs, join(workDir, 'logs'), {
       echoLogs: options.echoFunctionLogs ?? false,

@@ -1,3 +1,4 @@
+import inspector from 'node:inspector';
 import { parseArgs } from 'node:util';
 import { startLocalCloud } from './cloud';
 import { watchSources } from './reload';
@@ -27,13 +28,27 @@ const { values } = parseArgs({
     'max-saga-backlog-ms': { type: 'string' },
     // Re-synthesize on a change to the sources and run the functions' new bundles (see the README).
     watch: { type: 'boolean', default: false },
+    // Unminified bundles with source maps, lifted timeouts, and the inspector open (README, "Debug a function").
+    debug: { type: 'boolean', default: false },
+    'inspect-port': { type: 'string', default: '9229' },
   },
 });
+
+/**
+ * The inspector of this process, where a debugger finds the functions too: each sandbox is a worker
+ * thread of it (VS Code attaches to them itself; Chrome's DevTools lists them under the process).
+ * Already open when a debugger started the process (VS Code's launch configuration): nothing to do.
+ */
+function openInspector(port: number) {
+  if (inspector.url() === undefined) inspector.open(port, '127.0.0.1');
+  console.log(`[local] debugger: attach to ${inspector.url()} (VS Code: "Attach to the local cloud")`);
+}
 
 /** What `--watch` watches: the app's sources (cdk.json's `watch.include`, as for `cdk watch`). */
 const WATCHED = appSources();
 
 async function main() {
+  if (values.debug) openInspector(Number(values['inspect-port']));
   const context: Record<string, string> = {};
   if (values['reservation-ttl-seconds']) context.reservationTtlSeconds = values['reservation-ttl-seconds'];
   if (values['saga-deadline-seconds']) context.sagaDeadlineSeconds = values['saga-deadline-seconds'];
@@ -48,6 +63,7 @@ async function main() {
     ...(values['schedule-interval-ms'] ? { scheduleIntervalMs: Number(values['schedule-interval-ms']) } : {}),
     faults: parseFaults(values.faults),
     echoFunctionLogs: values['echo-function-logs'],
+    debug: values.debug,
     ...(values['max-sandboxes'] ? { maxSandboxesPerFunction: Number(values['max-sandboxes']) } : {}),
     ...(values['max-total-sandboxes'] ? { maxSandboxes: Number(values['max-total-sandboxes']) } : {}),
     ...(values['max-lent-sandboxes'] ? { maxLentSandboxes: Number(values['max-lent-sandboxes']) } : {}),

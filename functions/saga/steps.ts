@@ -1,7 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { CAPACITY_ERRORS, ConcurrencyError } from '../shared/errors';
-import { logger, metrics } from '../shared/powertools';
-import { retryWithin } from '../shared/retries';
+import { logger, metrics, startInvocation } from '../shared/powertools';
 import {
   type BusinessErrorName,
   type StepAction,
@@ -87,7 +86,7 @@ export type StepHandlers = {
  */
 export function sagaSteps(steps: StepHandlers) {
   return async (event: unknown, context?: Context): Promise<unknown> => {
-    retryWithin(context);
+    startInvocation(context);
     const parsed = stepInput.safeParse(event);
     if (!parsed.success) {
       logger.error('saga step input breaks the contract', { issues: parsed.error.issues });
@@ -98,10 +97,13 @@ export function sagaSteps(steps: StepHandlers) {
     if (!step) throw new StepError(UNEXPECTED_ERROR, `this function has no saga step ${input.action}`);
     logger.appendKeys({ correlationId: input.correlationId, orderId: input.orderId, step: input.action });
     try {
-      return await step(input, new Date());
+      const output = await step(input, new Date());
+      logger.info('saga step done');
+      return output;
     } catch (thrown) {
       const error = stepErrorOf(thrown);
-      if (!(error instanceof SagaError)) {
+      if (error instanceof SagaError) logger.info('saga step refused', { reason: error.name });
+      else {
         logger.error(`saga step failed (${error.name})`, thrown as Error);
         if (COMPENSATIONS.has(input.action)) metrics.addMetric(SAGA_METRICS.compensationFailures, 'Count', 1);
         else if (error.name === UNEXPECTED_ERROR) metrics.addMetric(SAGA_METRICS.stepFailures, 'Count', 1);

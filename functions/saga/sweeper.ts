@@ -6,8 +6,7 @@ import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from 
 import { paymentsStore } from '../payments';
 import { documents, dynamoEvents, fromEnvironment } from '../shared/aws';
 import { KEY } from '../shared/event-store';
-import { logger, metrics } from '../shared/powertools';
-import { retryWithin } from '../shared/retries';
+import { logger, metrics, startInvocation } from '../shared/powertools';
 import { sagaUseCases } from './application';
 import { SAGA_METRICS, sweeperEnvironment } from './seams';
 
@@ -51,7 +50,7 @@ export const handler = async (
   scheduled?: { time?: string },
   context?: Context,
 ): Promise<{ swept: number }> => {
-  retryWithin(context);
+  startInvocation(context);
   const now = new Date();
   const at = scheduled?.time ? new Date(scheduled.time) : now;
   const upTo = new Date(at.getTime() - GRACE_MS).toISOString();

@@ -7,8 +7,7 @@ import type {
 import * as z from 'zod';
 import { type Caller, callerOf } from './caller';
 import { ClientError, isCapacityRefusal, throttled, validationError } from './errors';
-import { logger } from './powertools';
-import { retryWithin } from './retries';
+import { logger, startInvocation } from './powertools';
 import type { Routes } from './seams';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -123,14 +122,16 @@ export function httpHandler<R extends Routes>(
     Object.entries(routes).map(([name, routeKey]) => [routeKey, handlers[name as keyof R]]),
   );
   const handle = async (event: APIGatewayProxyEventV2, context: Context): Promise<HttpResult> => {
-    retryWithin(context);
+    startInvocation(context);
     const correlationId =
       event.headers?.['x-correlation-id'] || event.requestContext?.requestId || context.awsRequestId;
     logger.appendKeys({ correlationId, route: event.routeKey });
-    const withCorrelation = (result: HttpResult): HttpResult => ({
-      ...result,
-      headers: { ...result.headers, 'x-correlation-id': correlationId },
-    });
+    // One line per request (its canonical log line): `npm run logs -- --correlation-id` follows a
+    // request by it through every function, and the line carries the invocation's Lambda context.
+    const withCorrelation = (result: HttpResult): HttpResult => {
+      logger.info('answered', { status: result.statusCode });
+      return { ...result, headers: { ...result.headers, 'x-correlation-id': correlationId } };
+    };
     try {
       const route = byRouteKey.get(event.routeKey);
       if (!route) throw new ClientError(404, 'NOT_FOUND', `no route ${event.routeKey}`);

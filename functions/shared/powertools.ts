@@ -1,6 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Context } from 'aws-lambda';
+import { retryWithin } from './retries';
 
 /**
  * One Logger, Metrics and Tracer per function. The service name and namespace
@@ -11,6 +13,20 @@ export const logger = new Logger();
 export const metrics = new Metrics();
 
 let tracer: Tracer | undefined;
+
+/**
+ * What every handler does first with its Lambda context: every log line of
+ * the invocation then carries the function's name, the request id and
+ * whether it was a cold start (Powertools' Lambda context); the first
+ * invocation of a sandbox emits the `ColdStart` metric; the SDK's retries are
+ * bounded by the invocation's timeout (see retryWithin). Without a context (a
+ * handler called directly, in a test) only the metric and the retries apply.
+ */
+export function startInvocation(context: Context | undefined): void {
+  if (context) logger.addContext(context);
+  metrics.captureColdStartMetric(context?.functionName);
+  retryWithin(context);
+}
 
 /**
  * The client, with X-Ray subsegments for its calls where tracing is on.

@@ -4,8 +4,7 @@ import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { documents } from './aws';
-import { logger } from './powertools';
-import { retryWithin } from './retries';
+import { logger, startInvocation } from './powertools';
 
 /**
  * Writes `attributes` to a view item only if `version` is newer than the one
@@ -192,7 +191,7 @@ export function projector(
   project: (events: readonly EventRecord[]) => Promise<{ readonly failed: readonly string[] }>,
 ) {
   return async (stream: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> => {
-    retryWithin(context);
+    startInvocation(context);
     const newest = new Map<string, EventRecord>();
     const firstRecord = new Map<string, string>();
     for (const record of stream.Records) {

@@ -67,6 +67,7 @@ export class ServiceFunction extends Construct {
     });
     logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');
 
+    const debugBundles = this.node.tryGetContext('debugBundles') === 'true';
     this.fn = new NodejsFunction(this, 'Function', {
       entry: join(FUNCTIONS_DIR, props.entry),
       handler: 'handler',
@@ -87,14 +88,19 @@ export class ServiceFunction extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: metricsNamespace(props.config),
         POWERTOOLS_LOG_LEVEL: props.config.logLevel,
         STAGE: props.config.stage,
+        ...(debugBundles ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         ...props.environment,
       },
       bundling: {
-        minify: true,
-        // Names kept instead of source maps: --enable-source-maps makes every thrown error
+        // A debug build (`-c debugBundles=true`; `npm start -- --debug` makes one) is readable and
+        // mapped to the sources, so that breakpoints bind and stack traces name our files.
+        minify: !debugBundles,
+        // Otherwise names kept instead of source maps: --enable-source-maps makes every thrown error
         // (a lost optimistic-concurrency race, a 409) expensive on the hot path.
         keepNames: true,
-        sourceMap: false,
+        sourceMap: debugBundles,
+        // The map points at the files themselves (relative to the bundle), for a debugger to open.
+        sourcesContent: false,
         logLevel: LogLevel.ERROR,
         target: 'node22',
         format: OutputFormat.CJS,

@@ -46,6 +46,12 @@ export interface InvocationRecord {
   readonly ok: boolean;
 }
 
+/**
+ * The flags of a function's NODE_OPTIONS (e.g. `--enable-source-maps` in a debug build), for its
+ * sandboxes' execArgv. A flag a worker thread cannot take fails the sandbox's start, naming it.
+ */
+export const nodeOptions = (value: string | undefined): string[] => value?.split(/\s+/).filter(Boolean) ?? [];
+
 /** Reads every AWS::Lambda::Function of the template into what a sandbox needs. */
 export function functionSpecs(
   assembly: Assembly,
@@ -77,6 +83,8 @@ export function functionSpecs(
         AWS_LAMBDA_FUNCTION_NAME: logicalId,
         AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb),
+        // Lambda's own: Powertools tells a cold start (its ColdStart metric, `cold_start` on log lines) by it.
+        AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
         AWS_EXECUTION_ENV: `AWS_Lambda_${String(p.Runtime ?? 'nodejs22.x')}`,
         LAMBDA_TASK_ROOT: join(assembly.dir, assetPath),
         ...extraEnvironment,
@@ -539,8 +547,9 @@ export class LambdaRuntime {
         ...(this.options.echoLogs ? {} : { logFile: join(this.logDir, `${functionId}.log`) }),
       },
       env: spec.environment,
-      // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles.
-      execArgv: [],
+      // Not the TypeScript loader the local cloud itself runs under: the sandbox runs plain bundles,
+      // with the Node options the function's environment sets, as Lambda's runtime reads NODE_OPTIONS.
+      execArgv: nodeOptions(spec.environment.NODE_OPTIONS),
       resourceLimits: {
         maxOldGenerationSizeMb: Math.min(spec.memoryMb, 512),
         maxYoungGenerationSizeMb: SANDBOX_YOUNG_GENERATION_MB,

@@ -1,8 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { documents, fromEnvironment } from '../../shared/aws';
-import { logger, metrics } from '../../shared/powertools';
-import { retryWithin } from '../../shared/retries';
+import { logger, metrics, startInvocation } from '../../shared/powertools';
 import { inventoryCommands } from '../application';
 import { sweepExpired } from '../expiry';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../seams';
@@ -36,7 +35,7 @@ export const handler = async (
   _scheduled: unknown,
   context: Context,
 ): Promise<{ expired: number; backlog: boolean }> => {
-  retryWithin(context);
+  startInvocation(context);
   const now = new Date();
   const outcome = await sweepExpired({
     partitions: EXPIRY_PARTITIONS,

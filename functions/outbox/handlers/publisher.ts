@@ -6,8 +6,8 @@ import {
 } from '@aws-sdk/client-eventbridge';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { fromEnvironment } from '../../shared/aws';
-import { logger, traced } from '../../shared/powertools';
-import { DeadlineRetries, retryWithin } from '../../shared/retries';
+import { logger, startInvocation, traced } from '../../shared/powertools';
+import { DeadlineRetries } from '../../shared/retries';
 import { type EventRecord, eventOf } from '../../shared/views';
 import { isIntegrationEvent, SOURCES } from '../integration-events';
 import { publisherEnvironment } from '../seams';
@@ -89,7 +89,7 @@ export const handler = async (
   stream: DynamoDBStreamEvent,
   context?: Context,
 ): Promise<DynamoDBBatchResponse> => {
-  retryWithin(context);
+  startInvocation(context);
   eventBusName ??= fromEnvironment(publisherEnvironment).eventBusName;
   return publish(outgoingOf(stream, eventBusName), (entries) =>
     eventBridge.send(new PutEventsCommand({ Entries: entries })),

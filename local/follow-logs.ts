@@ -1,0 +1,220 @@
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CACHE_DIR } from './maven';
+
+/**
+ * `npm run logs`: the functions' log lines from the local cloud, merged in
+ * time order, one request followed through every function and saga step by
+ * its correlation id (the `x-correlation-id` the API answered with), and
+ * with `-f` as they are written. A sandbox writes its function's lines (JSON,
+ * Powertools' Logger) to one file per function in its run's `logs`
+ * directory; every line carries the invocation's Lambda request id, and the
+ * lines of a request its correlation id.
+ */
+export const LOGS_OPTIONS = {
+  function: {
+    type: 'string',
+    short: 'F',
+    help: "only this function's lines (part of its name, any case: orders, saga)",
+  },
+  'correlation-id': {
+    type: 'string',
+    short: 'c',
+    help: 'only the invocations that served this request (its x-correlation-id), in every function',
+  },
+  'request-id': { type: 'string', short: 'r', help: "only this invocation's lines (its Lambda request id)" },
+  follow: { type: 'boolean', short: 'f', help: 'keep printing lines as they are written, until Ctrl-C' },
+  json: { type: 'boolean', help: 'print the lines as written (JSON), not formatted' },
+  'log-dir': {
+    type: 'string',
+    help: "the run's logs directory (default: the latest of npm start's, debug build or not)",
+  },
+  help: { type: 'boolean', short: 'h', help: 'print this help' },
+} as const;
+
+const USAGE = `usage: npm run logs -- [options]
+
+${Object.entries(LOGS_OPTIONS)
+  .map(
+    ([name, o]) =>
+      `  ${'short' in o ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ' VALUE' : ''}`.padEnd(
+        30,
+      ) + o.help,
+  )
+  .join('\n')}
+
+examples:
+  npm run logs -- -c 1f0c6c1e-0b7e-4a63-9d43-2c0c5f3f6f4e     one request, through the API and the saga's steps
+  npm run logs -- -F saga -f                                   the saga's steps as they run
+`;
+
+/** One line of a function's log, parsed when it is JSON. */
+export interface LogLine {
+  readonly functionName: string;
+  readonly text: string;
+  readonly fields: Record<string, unknown> | undefined;
+}
+
+/** Which lines to show: by function, by request (correlation id or Lambda request id). */
+export interface LogFilter {
+  readonly functionName?: string;
+  readonly correlationId?: string;
+  readonly requestId?: string;
+}
+
+/**
+ * A filter over lines in the order they were written. A request's
+ * invocations are known by their lines that carry its correlation id; every
+ * line of those invocations is shown, including the ones before the handler
+ * knew the correlation id.
+ */
+export function lineFilter(filter: LogFilter): (line: LogLine) => boolean {
+  const invocations = new Set<string>();
+  const functionPart = filter.functionName?.toLowerCase();
+  return (line) => {
+    if (functionPart && !line.functionName.toLowerCase().includes(functionPart)) return false;
+    const requestId = line.fields?.function_request_id;
+    if (filter.requestId !== undefined && requestId !== filter.requestId) return false;
+    if (filter.correlationId === undefined) return true;
+    if (line.fields?.correlationId === filter.correlationId) {
+      if (typeof requestId === 'string') invocations.add(requestId);
+      return true;
+    }
+    return typeof requestId === 'string' && invocations.has(requestId);
+  };
+}
+
+export function parseLine(functionName: string, text: string): LogLine {
+  let fields: Record<string, unknown> | undefined;
+  if (text.startsWith('{')) {
+    try {
+      fields = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      fields = undefined;
+    }
+  }
+  return { functionName, text, fields };
+}
+
+const SHOWN_APART = new Set([
+  'timestamp',
+  'level',
+  'message',
+  'service',
+  'sampling_rate',
+  'function_arn',
+  'function_memory_size',
+  'function_name',
+  'xray_trace_id',
+]);
+
+/** `12:00:00.123 SagaStepsFunction INFO saga step done {correlationId=…, …}` */
+export function formatLine(line: LogLine): string {
+  const { fields } = line;
+  if (!fields) return `${line.functionName} ${line.text}`;
+  const time = typeof fields.timestamp === 'string' ? fields.timestamp.slice(11, 23) : '';
+  const rest = Object.entries(fields)
+    .filter(([key]) => !SHOWN_APART.has(key))
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  return `${time} ${line.functionName} ${fields.level ?? ''} ${fields.message ?? ''}${rest ? `  ${rest}` : ''}`;
+}
+
+const timeOf = (line: LogLine) => (typeof line.fields?.timestamp === 'string' ? line.fields.timestamp : '');
+
+/** The function log files of a logs directory, by function name (the file's name). */
+const logFiles = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith('.log'))
+        .map((name) => ({ functionName: name.slice(0, -'.log'.length), path: join(dir, name) }))
+    : [];
+
+/** npm start's logs directory written last: `cdk.out`'s run, or `cdk.out.debug`'s (local/cloud.ts). */
+export function defaultLogDir(runs = join(CACHE_DIR, 'run')): string {
+  const candidates = ['cdk.out', 'cdk.out.debug']
+    .map((assembly) => join(runs, assembly, 'logs'))
+    .filter(existsSync)
+    .map((dir) => ({
+      dir,
+      written: Math.max(0, ...logFiles(dir).map((f) => statSync(f.path).mtimeMs)),
+    }));
+  candidates.sort((a, b) => b.written - a.written);
+  return candidates[0]?.dir ?? join(runs, 'cdk.out', 'logs');
+}
+
+/** Reads what each file gained since the last call: whole lines only, the rest kept for the next. */
+class LogReader {
+  private readonly offsets = new Map<string, number>();
+  private readonly partial = new Map<string, string>();
+
+  constructor(private readonly dir: string) {}
+
+  read(): LogLine[] {
+    const lines: LogLine[] = [];
+    for (const { functionName, path } of logFiles(this.dir)) {
+      const from = this.offsets.get(path) ?? 0;
+      const size = statSync(path).size;
+      if (size <= from) continue;
+      const buffer = Buffer.alloc(size - from);
+      const fd = openSync(path, 'r');
+      try {
+        readSync(fd, buffer, 0, buffer.length, from);
+      } finally {
+        closeSync(fd);
+      }
+      this.offsets.set(path, size);
+      const text = (this.partial.get(path) ?? '') + buffer.toString('utf8');
+      const parts = text.split('\n');
+      this.partial.set(path, parts.pop() ?? '');
+      for (const part of parts) if (part.trim()) lines.push(parseLine(functionName, part));
+    }
+    // Each file is in its own order; merged by time (a stable sort keeps a file's order within a millisecond).
+    return lines.sort((a, b) => timeOf(a).localeCompare(timeOf(b)));
+  }
+}
+
+function main() {
+  const { values } = parseArgs({
+    options: Object.fromEntries(
+      Object.entries(LOGS_OPTIONS).map(([name, { help: _help, ...option }]) => [name, option]),
+    ) as { [K in keyof typeof LOGS_OPTIONS]: Omit<(typeof LOGS_OPTIONS)[K], 'help'> },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const dir = values['log-dir'] ?? defaultLogDir();
+  if (!existsSync(dir)) {
+    process.stderr.write(
+      `no function logs in ${dir}: start the local cloud (npm start) and send it a request\n`,
+    );
+    process.exitCode = 1;
+    return;
+  }
+  const show = lineFilter({
+    ...(values.function ? { functionName: values.function } : {}),
+    ...(values['correlation-id'] ? { correlationId: values['correlation-id'] } : {}),
+    ...(values['request-id'] ? { requestId: values['request-id'] } : {}),
+  });
+  const reader = new LogReader(dir);
+  const print = () => {
+    for (const line of reader.read()) {
+      if (show(line)) process.stdout.write(`${values.json ? line.text : formatLine(line)}\n`);
+    }
+  };
+  print();
+  if (values.follow) setInterval(print, 250);
+}
+
+if (require.main === module) {
+  try {
+    main();
+  } catch (error) {
+    // An unknown option or a missing value: say so, with the usage.
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  }
+}
