@@ -32,6 +32,10 @@ export interface AlarmThresholds {
   readonly sagaTimeoutsPerFiveMinutes: number;
   /** Throttled invocations of any one function in five minutes. */
   readonly lambdaThrottlesPerFiveMinutes: number;
+  /** Orders the sweeper cancelled in five minutes: each is a saga that did not finish on its own. */
+  readonly sweeperCancellationsPerFiveMinutes: number;
+  /** Cancellations (the saga sweeper) or expiries (the reservation sweeper) that failed, in five minutes. */
+  readonly sweeperFailuresPerFiveMinutes: number;
 }
 
 /** An identity provider outside the stack: tokens from `issuer` whose `aud` (or `client_id`) is one of `audience`. */
@@ -180,6 +184,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaExecutionFailuresPerFiveMinutes: 5,
       sagaTimeoutsPerFiveMinutes: 50,
       lambdaThrottlesPerFiveMinutes: 50,
+      sweeperCancellationsPerFiveMinutes: 10,
+      sweeperFailuresPerFiveMinutes: 5,
     },
     externalIssuer: undefined,
     userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.DESTROY },
@@ -212,6 +218,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaExecutionFailuresPerFiveMinutes: 1,
       sagaTimeoutsPerFiveMinutes: 20,
       lambdaThrottlesPerFiveMinutes: 20,
+      sweeperCancellationsPerFiveMinutes: 3,
+      sweeperFailuresPerFiveMinutes: 1,
     },
     externalIssuer: undefined,
     // Kept when the stack goes: the testers' accounts outlive a redeployment of staging.
@@ -248,6 +256,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaExecutionFailuresPerFiveMinutes: 1,
       sagaTimeoutsPerFiveMinutes: 10,
       lambdaThrottlesPerFiveMinutes: 10,
+      sweeperCancellationsPerFiveMinutes: 1,
+      sweeperFailuresPerFiveMinutes: 1,
     },
     // A placeholder: prod refuses to synthesize with it (see `isPlaceholderIssuer`). Deploy with the
     // identity provider's issuer and the API's audience: `-c jwtIssuer=... -c jwtAudience=...`

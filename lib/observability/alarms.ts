@@ -11,7 +11,7 @@ import {
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../stage-config';
-import { FIVE_MINUTES, sagaMetrics } from './metrics';
+import { FIVE_MINUTES, inventoryMetrics, sagaMetrics } from './metrics';
 import type { Watchlist } from './watchlist';
 
 export interface AlarmsProps {
@@ -61,6 +61,7 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
   }
 
   const saga = sagaMetrics(config);
+  const inventory = inventoryMetrics(config);
   const alarms: cloudwatch.Alarm[] = [];
   const alarm = (
     name: string,
@@ -155,6 +156,36 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
     {
       metric: saga('compensationFailures'),
       threshold: 1,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm(
+    'SweeperCancellations',
+    'The sweeper cancelled orders whose saga did not finish by its deadline (lost or failed executions): find why',
+    {
+      metric: saga('sweeperCancellations'),
+      threshold: thresholds.sweeperCancellationsPerFiveMinutes,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm(
+    'SweeperFailures',
+    'The sweeper failed to cancel orders past their deadline: they hold stock and credit until a sweep of their window succeeds',
+    {
+      metric: saga('sweeperFailures'),
+      threshold: thresholds.sweeperFailuresPerFiveMinutes,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm(
+    'ReservationExpiryFailures',
+    'The expiry sweeper failed to expire reservations past their expiry: they hold stock until a run succeeds',
+    {
+      metric: inventory('expiryFailures'),
+      threshold: thresholds.sweeperFailuresPerFiveMinutes,
       comparisonOperator: atLeast,
       evaluationPeriods: 1,
     },

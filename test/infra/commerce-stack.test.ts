@@ -417,6 +417,50 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
     expect(threshold('SagaExecutionFailures')).toEqual([config.alarms.sagaExecutionFailuresPerFiveMinutes]);
     expect(threshold('SagaTimeouts')).toEqual([config.alarms.sagaTimeoutsPerFiveMinutes]);
     expect(new Set(threshold('Throttles'))).toEqual(new Set([config.alarms.lambdaThrottlesPerFiveMinutes]));
+    expect(threshold('SweeperCancellations')).toEqual([config.alarms.sweeperCancellationsPerFiveMinutes]);
+    expect(threshold('SweeperFailures')).toEqual([config.alarms.sweeperFailuresPerFiveMinutes]);
+    expect(threshold('ReservationExpiryFailures')).toEqual([config.alarms.sweeperFailuresPerFiveMinutes]);
+  });
+
+  test('the sweepers’ cancellations and failures are alarmed, on the metrics their functions emit', () => {
+    const alarmNamed = (idPart: string) => {
+      const found = ofType('AWS::CloudWatch::Alarm').filter(([id]) => id.includes(idPart));
+      expect(found).toHaveLength(1);
+      return found[0]![1].Properties;
+    };
+    const onMetric = (metricName: string, service: string, threshold: number) => ({
+      MetricName: metricName,
+      Namespace: `Commerce/${stage}`,
+      Dimensions: [{ Name: 'service', Value: service }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: threshold,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarmNamed('SweeperCancellations')).toMatchObject(
+      onMetric('SweeperCancellations', 'saga', config.alarms.sweeperCancellationsPerFiveMinutes),
+    );
+    expect(alarmNamed('SweeperFailures')).toMatchObject(
+      onMetric('SweeperFailures', 'saga', config.alarms.sweeperFailuresPerFiveMinutes),
+    );
+    expect(alarmNamed('ReservationExpiryFailures')).toMatchObject(
+      onMetric('ReservationExpiryFailures', 'inventory', config.alarms.sweeperFailuresPerFiveMinutes),
+    );
+    // The functions emitting them run under those services, in that namespace.
+    const sweepers = ofType('AWS::Lambda::Function').filter(([, f]) =>
+      /Cancels and undoes|Expires reservations/.test(String(f.Properties?.Description)),
+    );
+    expect(
+      sweepers
+        .map(([, f]) => (f.Properties!.Environment as { Variables: Record<string, unknown> }).Variables)
+        .map((v) => [v.POWERTOOLS_SERVICE_NAME, v.POWERTOOLS_METRICS_NAMESPACE])
+        .sort(),
+    ).toEqual([
+      ['inventory', `Commerce/${stage}`],
+      ['saga', `Commerce/${stage}`],
+    ]);
   });
 
   test('one JWT authorizer guards every route but the documentation, each with its scopes', () => {
