@@ -1,3 +1,5 @@
+import { errorName } from '../shared/errors';
+
 /** One page of the expiry index: due reservation ids and where the next page starts, if any. */
 export interface DuePage {
   readonly ids: readonly string[];
@@ -38,8 +40,6 @@ export interface ExpiryOutcome {
   readonly backlog: boolean;
 }
 
-const nameOf = (error: unknown) => (error instanceof Error ? error.name : typeof error);
-
 /**
  * Expires the due reservations of every expiry partition (the partitions side
  * by side, each one's reservations in turn) until none is left or `stopAt`.
@@ -67,7 +67,7 @@ export async function sweepExpired(sweep: ExpirySweep): Promise<ExpiryOutcome> {
           try {
             if (await sweep.expire(id)) expired++;
           } catch (error) {
-            failed.push({ reservationId: id, error: nameOf(error) });
+            failed.push({ reservationId: id, error: errorName(error) });
           }
         }
         startKey = page.next;

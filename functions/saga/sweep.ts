@@ -5,6 +5,7 @@
  * No AWS here: the handler (sweeper.ts) gives it the query and the
  * cancellation, the unit tests give it the in-memory stores.
  */
+import { errorName } from '../shared/errors';
 
 /**
  * How far back each sweep looks: twice the schedule's rate, so that a sweep
@@ -61,8 +62,6 @@ export interface SweepOutcome {
   readonly complete: boolean;
 }
 
-const nameOf = (error: unknown) => (error instanceof Error ? error.name : typeof error);
-
 /**
  * Cancels every open order of the window, each on its own: a cancellation
  * that throws is recorded and the sweep goes on with the next order. Orders
@@ -83,7 +82,7 @@ export async function sweepLostSagas(sweep: LostSagaSweep): Promise<SweepOutcome
     try {
       if (await sweep.cancel(orderId)) cancelled.push(orderId);
     } catch (error) {
-      failed.push({ orderId, error: nameOf(error) });
+      failed.push({ orderId, error: errorName(error) });
     }
   }
   return { cancelled, failed, left, complete: failed.length === 0 && left.length === 0 };

@@ -80,9 +80,11 @@ export const handler = async (
   metrics.addMetric(SAGA_METRICS.sweeperFailures, 'Count', failed.length);
   metrics.publishStoredMetrics();
   if (!outcome.complete) {
-    // Ids only: the orders are in the log lines above.
+    // The errors' names (what an operator, and the chaos run's dead-letter check, explain a failure by);
+    // the orders' ids are in the log lines above.
+    const errors = [...new Set(failed.map((f) => f.error))].join(', ');
     throw new SweepIncomplete(
-      `${failed.length} cancellations failed and ${left.length} were not begun in time, of window ${from}..${upTo}: it is swept again`,
+      `${failed.length} cancellations failed (${errors || 'none'}) and ${left.length} were not begun in time, in the window ${from}..${upTo}: it is swept again`,
     );
   }
   return { swept: cancelled.length };
