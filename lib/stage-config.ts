@@ -36,6 +36,12 @@ export interface AlarmThresholds {
   readonly sweeperCancellationsPerFiveMinutes: number;
   /** Cancellations (the saga sweeper) or expiries (the reservation sweeper) that failed, in five minutes. */
   readonly sweeperFailuresPerFiveMinutes: number;
+  /**
+   * The share of a limit (a route's throttle, the account's Step Functions
+   * refill rates) at which an operator is warned, two minutes running,
+   * before requests are refused (docs/capacity.md).
+   */
+  readonly capacityWarningPercent: number;
 }
 
 /** An identity provider outside the stack: tokens from `issuer` whose `aud` (or `client_id`) is one of `audience`. */
@@ -186,6 +192,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       lambdaThrottlesPerFiveMinutes: 50,
       sweeperCancellationsPerFiveMinutes: 10,
       sweeperFailuresPerFiveMinutes: 5,
+      capacityWarningPercent: 80,
     },
     externalIssuer: undefined,
     userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.DESTROY },
@@ -220,6 +227,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       lambdaThrottlesPerFiveMinutes: 20,
       sweeperCancellationsPerFiveMinutes: 3,
       sweeperFailuresPerFiveMinutes: 1,
+      capacityWarningPercent: 80,
     },
     externalIssuer: undefined,
     // Kept when the stack goes: the testers' accounts outlive a redeployment of staging.
@@ -258,6 +266,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       lambdaThrottlesPerFiveMinutes: 10,
       sweeperCancellationsPerFiveMinutes: 1,
       sweeperFailuresPerFiveMinutes: 1,
+      capacityWarningPercent: 70,
     },
     // A placeholder: prod refuses to synthesize with it (see `isPlaceholderIssuer`). Deploy with the
     // identity provider's issuer and the API's audience: `-c jwtIssuer=... -c jwtAudience=...`

@@ -463,6 +463,67 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
     ]);
   });
 
+  test('capacity alarms warn before a throttled route or the account’s Step Functions buckets are met', () => {
+    const percent = config.alarms.capacityWarningPercent;
+    const alarmsNamed = (idPart: string) =>
+      ofType('AWS::CloudWatch::Alarm')
+        .filter(([id]) => id.includes(idPart))
+        .map(([, a]) => a.Properties!);
+    // Each throttled route: its requests a minute at `percent` of its rate, two minutes running.
+    const routes = Object.entries(config.apiThrottle.routes);
+    expect(alarmsNamed('NearThrottle')).toHaveLength(routes.length);
+    for (const [routeKey, { rateLimit }] of routes) {
+      const [method, resource] = routeKey.split(' ');
+      const found = alarmsNamed('NearThrottle').filter((a) =>
+        expect
+          .arrayContaining([
+            { Name: 'Method', Value: method },
+            { Name: 'Resource', Value: resource },
+          ])
+          .asymmetricMatch(a.Dimensions),
+      );
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: 'Count',
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: Math.ceil((rateLimit * 60 * percent) / 100),
+        EvaluationPeriods: 2,
+      });
+    }
+    // The account's buckets: consumed as a share of the refill rate, on the dimension naming the bucket.
+    const onBucket = (dimension: { Name: string; Value: string }) => ({
+      Threshold: percent,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Metrics: expect.arrayContaining([
+        expect.objectContaining({ Expression: '100 * consumed / refill' }),
+        ...['ConsumedCapacity', 'ProvisionedRefillRate'].map((metricName) =>
+          expect.objectContaining({
+            MetricStat: expect.objectContaining({
+              Metric: { Namespace: 'AWS/States', MetricName: metricName, Dimensions: [dimension] },
+            }),
+          }),
+        ),
+      ]),
+    });
+    expect(alarmsNamed('SagaStartExecutionNearQuota')).toEqual([
+      expect.objectContaining(onBucket({ Name: 'APIName', Value: 'StartExecution' })),
+    ]);
+    if (config.workflowType === 'STANDARD') {
+      expect(alarmsNamed('SagaStateTransitionsNearQuota')).toEqual([
+        expect.objectContaining(onBucket({ Name: 'ServiceMetric', Value: 'StateTransition' })),
+      ]);
+      expect(alarmsNamed('SagaExecutionsThrottled')).toEqual([
+        expect.objectContaining({ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Threshold: 1 }),
+      ]);
+    } else {
+      // EXPRESS state transitions are not throttled.
+      expect(alarmsNamed('SagaStateTransitionsNearQuota')).toEqual([]);
+      expect(alarmsNamed('SagaExecutionsThrottled')).toEqual([]);
+    }
+  });
+
   test('one JWT authorizer guards every route but the documentation, each with its scopes', () => {
     const issuer = synthesizedStage(stage).config.externalIssuer;
     const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
