@@ -32,6 +32,16 @@ export interface AlarmThresholds {
   readonly sagaTimeoutsPerFiveMinutes: number;
   /** Throttled invocations of any one function in five minutes. */
   readonly lambdaThrottlesPerFiveMinutes: number;
+  /** Orders the sweeper cancelled in five minutes: each is a saga that did not finish on its own. */
+  readonly sweeperCancellationsPerFiveMinutes: number;
+  /** Cancellations (the saga sweeper) or expiries (the reservation sweeper) that failed, in five minutes. */
+  readonly sweeperFailuresPerFiveMinutes: number;
+  /**
+   * The share of a limit (a route's throttle, the account's Step Functions
+   * refill rates) at which an operator is warned, two minutes running,
+   * before requests are refused (docs/capacity.md).
+   */
+  readonly capacityWarningPercent: number;
 }
 
 /** An identity provider outside the stack: tokens from `issuer` whose `aud` (or `client_id`) is one of `audience`. */
@@ -180,6 +190,9 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaExecutionFailuresPerFiveMinutes: 5,
       sagaTimeoutsPerFiveMinutes: 50,
       lambdaThrottlesPerFiveMinutes: 50,
+      sweeperCancellationsPerFiveMinutes: 10,
+      sweeperFailuresPerFiveMinutes: 5,
+      capacityWarningPercent: 80,
     },
     externalIssuer: undefined,
     userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.DESTROY },
@@ -212,6 +225,9 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaExecutionFailuresPerFiveMinutes: 1,
       sagaTimeoutsPerFiveMinutes: 20,
       lambdaThrottlesPerFiveMinutes: 20,
+      sweeperCancellationsPerFiveMinutes: 3,
+      sweeperFailuresPerFiveMinutes: 1,
+      capacityWarningPercent: 80,
     },
     externalIssuer: undefined,
     // Kept when the stack goes: the testers' accounts outlive a redeployment of staging.
@@ -248,6 +264,9 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sagaExecutionFailuresPerFiveMinutes: 1,
       sagaTimeoutsPerFiveMinutes: 10,
       lambdaThrottlesPerFiveMinutes: 10,
+      sweeperCancellationsPerFiveMinutes: 1,
+      sweeperFailuresPerFiveMinutes: 1,
+      capacityWarningPercent: 70,
     },
     // A placeholder: prod refuses to synthesize with it (see `isPlaceholderIssuer`). Deploy with the
     // identity provider's issuer and the API's audience: `-c jwtIssuer=... -c jwtAudience=...`

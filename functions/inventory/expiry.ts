@@ -1,3 +1,5 @@
+import { errorName } from '../shared/errors';
+
 /** One page of the expiry index: due reservation ids and where the next page starts, if any. */
 export interface DuePage {
   readonly ids: readonly string[];
@@ -20,15 +22,34 @@ export interface ExpirySweep {
   readonly clock?: () => number;
 }
 
+/** A reservation whose expiry failed: its id and the error's name, never its message (ids only in logs). */
+export interface ExpiryFailure {
+  readonly reservationId: string;
+  readonly error: string;
+}
+
+export interface ExpiryOutcome {
+  readonly expired: number;
+  /**
+   * The reservations whose expiry threw: each on its own, the run going on
+   * with the rest. Still held, they are still in the index: the next run
+   * finds them.
+   */
+  readonly failed: readonly ExpiryFailure[];
+  /** Due reservations were left for the next run for want of time. */
+  readonly backlog: boolean;
+}
+
 /**
  * Expires the due reservations of every expiry partition (the partitions side
  * by side, each one's reservations in turn) until none is left or `stopAt`.
- * `backlog` says that due reservations were left for the next run.
+ * One whose expiry fails is recorded and the run goes on with the next.
  */
-export async function sweepExpired(sweep: ExpirySweep): Promise<{ expired: number; backlog: boolean }> {
+export async function sweepExpired(sweep: ExpirySweep): Promise<ExpiryOutcome> {
   const clock = sweep.clock ?? Date.now;
   let expired = 0;
   let backlog = false;
+  const failed: ExpiryFailure[] = [];
   /** Whether the run must stop here, with work still due: it then leaves a backlog. */
   const outOfTime = () => {
     if (clock() < sweep.stopAt) return false;
@@ -43,11 +64,15 @@ export async function sweepExpired(sweep: ExpirySweep): Promise<{ expired: numbe
         const page = await sweep.page(partition, startKey);
         for (const id of page.ids) {
           if (outOfTime()) return;
-          if (await sweep.expire(id)) expired++;
+          try {
+            if (await sweep.expire(id)) expired++;
+          } catch (error) {
+            failed.push({ reservationId: id, error: errorName(error) });
+          }
         }
         startKey = page.next;
       } while (startKey);
     }),
   );
-  return { expired, backlog };
+  return { expired, failed, backlog };
 }

@@ -9,6 +9,17 @@ import {
   text,
 } from '../shared/seams';
 
+/** The inventory's functions' Powertools service (the `service` dimension of their metrics). */
+export const INVENTORY_SERVICE = 'inventory';
+
+/** The inventory's EMF metrics that the alarms watch (lib/observability/), by name. */
+export const INVENTORY_METRICS = {
+  /** Reservations the expiry sweeper expired. */
+  expired: 'ReservationsExpired',
+  /** Reservations whose expiry failed: still held, still due, taken up by the next run. */
+  expiryFailures: 'ReservationExpiryFailures',
+} as const;
+
 export const INVENTORY_ROUTES = {
   createProduct: 'POST /products',
   getProduct: 'GET /products/{productId}',

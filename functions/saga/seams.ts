@@ -20,8 +20,10 @@ export const SAGA_METRICS = {
   compensationFailures: 'SagaCompensationFailures',
   /** A forward step failed unexpectedly (a bug or a broken contract): the order ends STEP_FAILED. */
   stepFailures: 'SagaStepFailures',
-  /** Orders the sweeper cancelled because their saga was lost. */
-  swept: 'SagasSwept',
+  /** Orders the sweeper cancelled (with TIMEOUT) because their saga did not finish: each is alarmed. */
+  sweeperCancellations: 'SweeperCancellations',
+  /** Orders whose cancellation by the sweeper failed: still PENDING, swept again (see functions/saga/sweeper.ts). */
+  sweeperFailures: 'SweeperFailures',
 } as const;
 
 /** Why sagas end in cancellation, as an operator reads it. */

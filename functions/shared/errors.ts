@@ -88,3 +88,14 @@ export function isCapacityRefusal(error: unknown): boolean {
 
 /** The contract's answer to a refusal for capacity: try again in a second. */
 export const throttled = (message: string) => new ClientError(429, 'THROTTLED', message);
+
+/**
+ * What a log line or a metric may say of an error: its name, and its code
+ * where it has one of its own (a socket's `ECONNREFUSED`), never its
+ * message, which may quote what the failed call carried.
+ */
+export function errorName(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' && code !== error.name ? `${error.name} (${code})` : error.name;
+}

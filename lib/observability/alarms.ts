@@ -2,6 +2,7 @@ import {
   aws_cloudwatch_actions as actions,
   type aws_apigatewayv2 as apigw,
   aws_cloudwatch as cloudwatch,
+  Duration,
   aws_iam as iam,
   aws_kms as kms,
   Stack,
@@ -11,12 +12,13 @@ import {
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../stage-config';
-import { FIVE_MINUTES, sagaMetrics } from './metrics';
+import { FIVE_MINUTES, inventoryMetrics, sagaMetrics } from './metrics';
 import type { Watchlist } from './watchlist';
 
 export interface AlarmsProps {
   readonly config: StageConfig;
   readonly httpApi: apigw.HttpApi;
+  readonly apiStage: apigw.HttpStage;
   readonly stateMachine: sfn.StateMachine;
   /** The functions and dead-letter queues to alarm on. */
   readonly watchlist: Watchlist;
@@ -27,7 +29,7 @@ export interface AlarmsProps {
  * an SNS topic encrypted with a key of the stage (made in `scope`).
  */
 export function addAlarms(scope: Construct, props: AlarmsProps) {
-  const { config, httpApi, stateMachine, watchlist } = props;
+  const { config, httpApi, apiStage, stateMachine, watchlist } = props;
   const stack = Stack.of(scope);
 
   // CloudWatch encrypts what it publishes with this key, so its key policy lets CloudWatch use it.
@@ -61,6 +63,7 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
   }
 
   const saga = sagaMetrics(config);
+  const inventory = inventoryMetrics(config);
   const alarms: cloudwatch.Alarm[] = [];
   const alarm = (
     name: string,
@@ -159,6 +162,36 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
       evaluationPeriods: 1,
     },
   );
+  alarm(
+    'SweeperCancellations',
+    'The sweeper cancelled orders whose saga did not finish by its deadline (lost or failed executions): find why',
+    {
+      metric: saga('sweeperCancellations'),
+      threshold: thresholds.sweeperCancellationsPerFiveMinutes,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm(
+    'SweeperFailures',
+    'The sweeper failed to cancel orders past their deadline: they hold stock and credit until a sweep of their window succeeds',
+    {
+      metric: saga('sweeperFailures'),
+      threshold: thresholds.sweeperFailuresPerFiveMinutes,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
+  alarm(
+    'ReservationExpiryFailures',
+    'The expiry sweeper failed to expire reservations past their expiry: they hold stock until a run succeeds',
+    {
+      metric: inventory('expiryFailures'),
+      threshold: thresholds.sweeperFailuresPerFiveMinutes,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 1,
+    },
+  );
   for (const { label, fn } of watchlist.functions) {
     alarm(
       `${label}Throttles`,
@@ -171,5 +204,111 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
       },
     );
   }
+  addCapacityAlarms(alarm, props, apiStage);
   return { topic, alarms };
+}
+
+type AddAlarm = (
+  name: string,
+  description: string,
+  options: Omit<cloudwatch.AlarmProps, 'alarmDescription'>,
+) => void;
+
+const ONE_MINUTE = Duration.minutes(1);
+
+/** `POST /products/{productId}/reservations` → `PostProductsProductIdReservations`. */
+const routeId = (routeKey: string) =>
+  routeKey
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1).toLowerCase())
+    .join('');
+
+/**
+ * Alarms that fire before the stage meets a limit of its own or of the
+ * account (docs/capacity.md works out which it meets first, and at what
+ * rate): a throttled route nearing its rate, and the account's Step
+ * Functions buckets (StartExecution; state transitions on STANDARD, the
+ * only type whose transitions are throttled) nearing their refill rate;
+ * and one when executions are throttled already.
+ */
+function addCapacityAlarms(alarm: AddAlarm, props: AlarmsProps, apiStage: apigw.HttpStage) {
+  const { config, httpApi, stateMachine } = props;
+  const percent = config.alarms.capacityWarningPercent;
+  const atLeast = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+  for (const [routeKey, throttle] of Object.entries(config.apiThrottle.routes)) {
+    const [method, resource] = routeKey.split(' ') as [string, string];
+    alarm(
+      `${routeId(routeKey)}NearThrottle`,
+      `${routeKey} ran at ${percent}% of its throttle (${throttle.rateLimit}/s) for two minutes: beyond it the API answers 429`,
+      {
+        metric: new cloudwatch.Metric({
+          namespace: 'AWS/ApiGateway',
+          metricName: 'Count',
+          dimensionsMap: {
+            ApiId: httpApi.apiId,
+            Stage: apiStage.stageName,
+            Method: method,
+            Resource: resource,
+          },
+          statistic: 'Sum',
+          period: ONE_MINUTE,
+        }),
+        // Requests a minute at `percent` of the route's rate per second.
+        threshold: Math.ceil((throttle.rateLimit * 60 * percent) / 100),
+        comparisonOperator: atLeast,
+        evaluationPeriods: 2,
+      },
+    );
+  }
+  const nearQuota = (name: string, description: string, dimensions: Record<string, string>) =>
+    alarm(name, description, {
+      metric: new cloudwatch.MathExpression({
+        expression: '100 * consumed / refill',
+        usingMetrics: {
+          consumed: new cloudwatch.Metric({
+            namespace: 'AWS/States',
+            metricName: 'ConsumedCapacity',
+            dimensionsMap: dimensions,
+            statistic: 'Maximum',
+            period: ONE_MINUTE,
+          }),
+          refill: new cloudwatch.Metric({
+            namespace: 'AWS/States',
+            metricName: 'ProvisionedRefillRate',
+            dimensionsMap: dimensions,
+            statistic: 'Minimum',
+            period: ONE_MINUTE,
+          }),
+        },
+        period: ONE_MINUTE,
+        label: '% of the refill rate',
+      }),
+      threshold: percent,
+      comparisonOperator: atLeast,
+      evaluationPeriods: 2,
+    });
+  // Two executions start per order (the request's and the bus's), from the account's one bucket.
+  nearQuota(
+    'SagaStartExecutionNearQuota',
+    `StartExecution ran at ${percent}% of the account's refill rate: beyond it starts are throttled and sagas wait`,
+    { APIName: 'StartExecution' },
+  );
+  if (config.workflowType === 'STANDARD') {
+    nearQuota(
+      'SagaStateTransitionsNearQuota',
+      `State transitions ran at ${percent}% of the account's refill rate: beyond it executions are throttled`,
+      { ServiceMetric: 'StateTransition' },
+    );
+    alarm(
+      'SagaExecutionsThrottled',
+      'Saga executions were throttled (the account’s state-transition bucket)',
+      {
+        metric: stateMachine.metricThrottled({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: atLeast,
+        evaluationPeriods: 1,
+      },
+    );
+  }
 }

@@ -81,7 +81,8 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
         ...Object.entries(CANCELLATION_LABELS).map(([reason, label]) =>
           saga('cancelledByReason', { reason }).with({ label: `cancelled: ${label}` }),
         ),
-        saga('swept'),
+        saga('sweeperCancellations'),
+        saga('sweeperFailures'),
       ],
       [
         stateMachine.metricFailed({ period: FIVE_MINUTES, statistic: 'Sum', label: 'executions failed' }),

@@ -1,4 +1,5 @@
 import { aws_cloudwatch as cloudwatch, Duration } from 'aws-cdk-lib';
+import { INVENTORY_METRICS, INVENTORY_SERVICE } from '../../functions/inventory/seams';
 import { SAGA_METRICS, SAGA_SERVICE } from '../../functions/saga/seams';
 import { metricsNamespace } from '../constructs/service-function';
 import type { StageConfig } from '../stage-config';
@@ -20,3 +21,13 @@ export const sagaMetrics =
       statistic,
       period: FIVE_MINUTES,
     });
+
+/** The inventory's EMF metrics (functions/inventory/seams.ts) on a stage, one by its name. */
+export const inventoryMetrics = (config: StageConfig) => (name: keyof typeof INVENTORY_METRICS) =>
+  new cloudwatch.Metric({
+    namespace: metricsNamespace(config),
+    metricName: INVENTORY_METRICS[name],
+    dimensionsMap: { service: INVENTORY_SERVICE },
+    statistic: 'Sum',
+    period: FIVE_MINUTES,
+  });

@@ -4,6 +4,7 @@ import {
   EXPIRY_INDEX,
   INVENTORY_ROUTE_SCOPES,
   INVENTORY_ROUTES,
+  INVENTORY_SERVICE,
   inventoryCommandEnvironment,
   inventoryViewsEnvironment,
 } from '../../functions/inventory/seams';
@@ -23,7 +24,7 @@ export class InventoryService extends EventSourcedService {
   readonly commandEnvironment: Record<string, string>;
 
   constructor(scope: Construct, id: string, props: ServiceProps) {
-    super(scope, id, 'inventory', props);
+    super(scope, id, INVENTORY_SERVICE, props);
     const { config, idempotencyTable, watchlist } = props;
     this.views = new ViewsTable(this, 'Views', config);
     // Sparse: only reservations still held carry the index's partition key.

@@ -417,6 +417,111 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
     expect(threshold('SagaExecutionFailures')).toEqual([config.alarms.sagaExecutionFailuresPerFiveMinutes]);
     expect(threshold('SagaTimeouts')).toEqual([config.alarms.sagaTimeoutsPerFiveMinutes]);
     expect(new Set(threshold('Throttles'))).toEqual(new Set([config.alarms.lambdaThrottlesPerFiveMinutes]));
+    expect(threshold('SweeperCancellations')).toEqual([config.alarms.sweeperCancellationsPerFiveMinutes]);
+    expect(threshold('SweeperFailures')).toEqual([config.alarms.sweeperFailuresPerFiveMinutes]);
+    expect(threshold('ReservationExpiryFailures')).toEqual([config.alarms.sweeperFailuresPerFiveMinutes]);
+  });
+
+  test('the sweepers’ cancellations and failures are alarmed, on the metrics their functions emit', () => {
+    const alarmNamed = (idPart: string) => {
+      const found = ofType('AWS::CloudWatch::Alarm').filter(([id]) => id.includes(idPart));
+      expect(found).toHaveLength(1);
+      return found[0]![1].Properties;
+    };
+    const onMetric = (metricName: string, service: string, threshold: number) => ({
+      MetricName: metricName,
+      Namespace: `Commerce/${stage}`,
+      Dimensions: [{ Name: 'service', Value: service }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: threshold,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarmNamed('SweeperCancellations')).toMatchObject(
+      onMetric('SweeperCancellations', 'saga', config.alarms.sweeperCancellationsPerFiveMinutes),
+    );
+    expect(alarmNamed('SweeperFailures')).toMatchObject(
+      onMetric('SweeperFailures', 'saga', config.alarms.sweeperFailuresPerFiveMinutes),
+    );
+    expect(alarmNamed('ReservationExpiryFailures')).toMatchObject(
+      onMetric('ReservationExpiryFailures', 'inventory', config.alarms.sweeperFailuresPerFiveMinutes),
+    );
+    // The functions emitting them run under those services, in that namespace.
+    const sweepers = ofType('AWS::Lambda::Function').filter(([, f]) =>
+      /Cancels and undoes|Expires reservations/.test(String(f.Properties?.Description)),
+    );
+    expect(
+      sweepers
+        .map(([, f]) => (f.Properties!.Environment as { Variables: Record<string, unknown> }).Variables)
+        .map((v) => [v.POWERTOOLS_SERVICE_NAME, v.POWERTOOLS_METRICS_NAMESPACE])
+        .sort(),
+    ).toEqual([
+      ['inventory', `Commerce/${stage}`],
+      ['saga', `Commerce/${stage}`],
+    ]);
+  });
+
+  test('capacity alarms warn before a throttled route or the account’s Step Functions buckets are met', () => {
+    const percent = config.alarms.capacityWarningPercent;
+    const alarmsNamed = (idPart: string) =>
+      ofType('AWS::CloudWatch::Alarm')
+        .filter(([id]) => id.includes(idPart))
+        .map(([, a]) => a.Properties!);
+    // Each throttled route: its requests a minute at `percent` of its rate, two minutes running.
+    const routes = Object.entries(config.apiThrottle.routes);
+    expect(alarmsNamed('NearThrottle')).toHaveLength(routes.length);
+    for (const [routeKey, { rateLimit }] of routes) {
+      const [method, resource] = routeKey.split(' ');
+      const found = alarmsNamed('NearThrottle').filter((a) =>
+        expect
+          .arrayContaining([
+            { Name: 'Method', Value: method },
+            { Name: 'Resource', Value: resource },
+          ])
+          .asymmetricMatch(a.Dimensions),
+      );
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: 'Count',
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: Math.ceil((rateLimit * 60 * percent) / 100),
+        EvaluationPeriods: 2,
+      });
+    }
+    // The account's buckets: consumed as a share of the refill rate, on the dimension naming the bucket.
+    const onBucket = (dimension: { Name: string; Value: string }) => ({
+      Threshold: percent,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Metrics: expect.arrayContaining([
+        expect.objectContaining({ Expression: '100 * consumed / refill' }),
+        ...['ConsumedCapacity', 'ProvisionedRefillRate'].map((metricName) =>
+          expect.objectContaining({
+            MetricStat: expect.objectContaining({
+              Metric: { Namespace: 'AWS/States', MetricName: metricName, Dimensions: [dimension] },
+            }),
+          }),
+        ),
+      ]),
+    });
+    expect(alarmsNamed('SagaStartExecutionNearQuota')).toEqual([
+      expect.objectContaining(onBucket({ Name: 'APIName', Value: 'StartExecution' })),
+    ]);
+    if (config.workflowType === 'STANDARD') {
+      expect(alarmsNamed('SagaStateTransitionsNearQuota')).toEqual([
+        expect.objectContaining(onBucket({ Name: 'ServiceMetric', Value: 'StateTransition' })),
+      ]);
+      expect(alarmsNamed('SagaExecutionsThrottled')).toEqual([
+        expect.objectContaining({ Namespace: 'AWS/States', MetricName: 'ExecutionThrottled', Threshold: 1 }),
+      ]);
+    } else {
+      // EXPRESS state transitions are not throttled.
+      expect(alarmsNamed('SagaStateTransitionsNearQuota')).toEqual([]);
+      expect(alarmsNamed('SagaExecutionsThrottled')).toEqual([]);
+    }
   });
 
   test('one JWT authorizer guards every route but the documentation, each with its scopes', () => {

@@ -171,3 +171,62 @@ test('an order whose saga failed is swept: cancelled with TIMEOUT, nothing left 
   expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'TIMEOUT' });
   await expectAllUndone(customerId, productId);
 });
+
+/** Invocations of the saga sweeper that failed so far (the local cloud's counters). */
+async function sweeperErrors() {
+  const stats = (await (await fetch(`${cloud.awsEndpoint}/_local/stats`)).json()) as {
+    invocations?: Record<string, { errors: number }>;
+  };
+  return Object.entries(stats.invocations ?? {})
+    .filter(([name]) => /Saga.*Sweeper/.test(name))
+    .reduce((sum, [, counter]) => sum + counter.errors, 0);
+}
+
+test('an order whose cancellation by the sweeper fails is swept again: cancelled, its stock and credit given back', async () => {
+  // A saga run to its end first, so that the one below meets warm sandboxes and captures well within its 2 s.
+  const warm = await customerAndProduct();
+  const warmUp = await call('POST', '/orders', {
+    customerId: warm.customerId,
+    items: [{ productId: warm.productId, quantity: 1 }],
+  });
+  expect((await settledOrder(String(warmUp.body.orderId))).status).toBe('CONFIRMED');
+  // The saga takes the stock and the credit, then fails to confirm and fails to compensate: only the
+  // sweeper can end the order while these faults hold.
+  await setFaults(['ConfirmOrder', 'CancelOrder'].map((state) => ({ state, rate: 1, error: 'Broken' })));
+  const { customerId, productId } = await customerAndProduct();
+  const placed = await call('POST', '/orders', { customerId, items: [{ productId, quantity: 2 }] });
+  const orderId = String(placed.body.orderId);
+  const held = Date.now() + 5_000;
+  let product = (await call('GET', `/products/${productId}`)).body;
+  let customer = (await call('GET', `/customers/${customerId}`)).body;
+  while ((product.reserved !== 2 || customer.availableCreditCents !== 8_000) && Date.now() < held) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    product = (await call('GET', `/products/${productId}`)).body;
+    customer = (await call('GET', `/customers/${customerId}`)).body;
+  }
+  expect([product.reserved, customer.availableCreditCents]).toEqual([2, 8_000]);
+  // Before the deadline (2 s) and the grace (1 s) pass: DynamoDB refuses the cancellation's transaction.
+  await fetch(`${cloud.awsEndpoint}/_local/faults/dynamodb`, {
+    method: 'POST',
+    body: JSON.stringify([{ error: 'ThrottlingException', rate: 1, operations: ['TransactWriteItems'] }]),
+  });
+  try {
+    expect((await call('GET', `/orders/${orderId}`)).body.status).toBe('PENDING');
+    // The sweeps fail, each after trying every order of its window, so that its window is swept again.
+    const failing = Date.now() + 30_000;
+    while ((await sweeperErrors()) === 0 && Date.now() < failing) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await sweeperErrors()).toBeGreaterThan(0);
+    // Still held, still PENDING: nothing was half done.
+    expect((await call('GET', `/orders/${orderId}`)).body.status).toBe('PENDING');
+    expect((await call('GET', `/products/${productId}`)).body).toMatchObject({ reserved: 2 });
+  } finally {
+    await fetch(`${cloud.awsEndpoint}/_local/faults/dynamodb`, { method: 'POST', body: '[]' });
+  }
+  // The next sweep finds the order still in its window, and cancels it (the saga's compensation still fails).
+  const order = await settledOrder(orderId);
+  await setFaults([]);
+  expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'TIMEOUT' });
+  await expectAllUndone(customerId, productId);
+});

@@ -28,7 +28,7 @@ describe('the reservation expiry sweep', () => {
   test('expires every due reservation of every partition, page after page, when it has the time', async () => {
     const index = indexOf([ids(0, 5), ids(1, 0), ids(2, 3)], 2);
     const outcome = await sweepExpired({ ...index, partitions: 3, stopAt: 1_000 });
-    expect(outcome).toEqual({ expired: 8, backlog: false });
+    expect(outcome).toEqual({ expired: 8, failed: [], backlog: false });
     expect(index.expired.sort()).toEqual([...ids(0, 5), ...ids(2, 3)].sort());
   });
 
@@ -36,7 +36,7 @@ describe('the reservation expiry sweep', () => {
     const index = indexOf([ids(0, 50), ids(1, 50)], 10);
     const outcome = await sweepExpired({ ...index, partitions: 2, stopAt: 30 });
     // The clock advances 1 ms per expiry: 30 begun before the stop time, none after it.
-    expect(outcome).toEqual({ expired: 30, backlog: true });
+    expect(outcome).toEqual({ expired: 30, failed: [], backlog: true });
     expect(new Set(index.expired).size).toBe(30);
   });
 
@@ -55,6 +55,35 @@ describe('the reservation expiry sweep', () => {
     const index = indexOf([['res_a', 'res_a', 'res_b']], 10);
     expect(await sweepExpired({ ...index, partitions: 1, stopAt: 1_000 })).toEqual({
       expired: 2,
+      failed: [],
+      backlog: false,
+    });
+  });
+
+  test('a reservation whose expiry fails is counted, and every other one is still expired', async () => {
+    const index = indexOf([ids(0, 4), ids(1, 2)], 10);
+    const expire = index.expire;
+    const failing = 'res_0_1';
+    const outcome = await sweepExpired({
+      ...index,
+      partitions: 2,
+      stopAt: 1_000,
+      expire: async (id) => {
+        if (id === failing) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+        return expire(id);
+      },
+    });
+    expect(outcome).toEqual({
+      expired: 5,
+      failed: [{ reservationId: failing, error: 'ThrottlingException' }],
+      backlog: false,
+    });
+    expect(index.expired.sort()).toEqual([...ids(0, 4), ...ids(1, 2)].filter((id) => id !== failing).sort());
+    // Still held, it is still in the index: the next run expires it.
+    const next = indexOf([[failing]], 10);
+    expect(await sweepExpired({ ...next, partitions: 1, stopAt: 1_000 })).toEqual({
+      expired: 1,
+      failed: [],
       backlog: false,
     });
   });
