@@ -1,5 +1,5 @@
 import { type KeyObject, verify } from 'node:crypto';
-import { decodeJwt } from './jwt';
+import { type DecodedJwt, decodeJwt } from './jwt';
 
 /** What a JWT authorizer checks a token against (its issuer, audience and the issuer's keys by `kid`). */
 export interface JwtExpectation {
@@ -40,15 +40,9 @@ export function scopesOf(claims: Record<string, unknown>): string[] {
  * there is a 403, these are 401s).
  */
 export function verifyJwt(token: string, expect: JwtExpectation, nowSeconds: number): JwtVerdict {
-  const decoded = decodeJwt(token);
-  if (!decoded) return refuse('the token is not a JWT');
-  const { header, payload: claims } = decoded;
-  if (header.alg !== 'RS256') return refuse(`signing method ${String(header.alg)} is invalid`);
-  const key = typeof header.kid === 'string' ? expect.keys.get(header.kid) : undefined;
-  if (!key) return refuse('the token has no kid of the issuer');
-  if (!verify('sha256', Buffer.from(decoded.signingInput), key, decoded.signature)) {
-    return refuse('the signature is invalid');
-  }
+  const signed = signedToken(token, expect.keys);
+  if ('refusal' in signed) return refuse(signed.refusal);
+  const claims = signed.payload;
   if (claims.iss !== expect.issuer) return refuse('the token has an invalid issuer');
   const audiences = [...(Array.isArray(claims.aud) ? claims.aud : [claims.aud]), claims.client_id].filter(
     (a): a is string => typeof a === 'string',
@@ -64,4 +58,32 @@ export function verifyJwt(token: string, expect: JwtExpectation, nowSeconds: num
   if (nbf !== undefined && nowSeconds < (nbf as number)) return refuse('the token is not valid yet');
   if (iat !== undefined && nowSeconds < (iat as number)) return refuse('the token was issued in the future');
   return { valid: true, claims, scopes: scopesOf(claims) };
+}
+
+/**
+ * Tokens whose signature verified, with the key that verified it. A caller
+ * sends one token with many requests, and the RSA check is most of what a
+ * request's authorization costs; the claims (expiry above all) are still
+ * checked on every request. A token is trusted again only while its `kid`
+ * names the same key. Bounded: the oldest is forgotten first.
+ */
+const verifiedTokens = new Map<string, { readonly key: KeyObject; readonly decoded: DecodedJwt }>();
+const MAX_VERIFIED_TOKENS = 10_000;
+
+/** The token decoded, once its header and signature are checked against the issuer's keys. */
+function signedToken(token: string, keys: ReadonlyMap<string, KeyObject>): DecodedJwt | { refusal: string } {
+  const known = verifiedTokens.get(token);
+  if (known && keys.get(known.decoded.header.kid as string) === known.key) return known.decoded;
+  const decoded = decodeJwt(token);
+  if (!decoded) return { refusal: 'the token is not a JWT' };
+  const { header } = decoded;
+  if (header.alg !== 'RS256') return { refusal: `signing method ${String(header.alg)} is invalid` };
+  const key = typeof header.kid === 'string' ? keys.get(header.kid) : undefined;
+  if (!key) return { refusal: 'the token has no kid of the issuer' };
+  if (!verify('sha256', Buffer.from(decoded.signingInput), key, decoded.signature)) {
+    return { refusal: 'the signature is invalid' };
+  }
+  if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.delete(verifiedTokens.keys().next().value!);
+  verifiedTokens.set(token, { key, decoded });
+  return decoded;
 }

@@ -95,3 +95,31 @@ test('what is not a compact JWS of JSON objects is refused', () => {
     expect(reason(token)).toBe('the token is not a JWT');
   }
 });
+
+describe('a token sent again (its signature is checked once)', () => {
+  test('is still refused once it has expired', () => {
+    const token = good({ sub: 'again-expiry' });
+    expect(reason(token)).toBe('valid');
+    expect(reason(token, NOW + 3600)).toBe('the token has expired');
+  });
+
+  test('is refused once the issuer no longer holds the key that signed it', () => {
+    const token = good({ sub: 'again-rotated' });
+    expect(reason(token)).toBe('valid');
+    const rotated = { ...expectation, keys: new Map([[key.kid, other.publicKey]]) };
+    expect(verifyJwt(token, rotated, NOW)).toEqual({ valid: false, reason: 'the signature is invalid' });
+    expect(verifyJwt(token, { ...expectation, keys: new Map() }, NOW)).toEqual({
+      valid: false,
+      reason: 'the token has no kid of the issuer',
+    });
+  });
+
+  test('is checked against the route’s issuer and audiences each time', () => {
+    const token = good({ sub: 'again-audience' });
+    expect(reason(token)).toBe('valid');
+    expect(verifyJwt(token, { ...expectation, audiences: ['client-z'] }, NOW)).toEqual({
+      valid: false,
+      reason: 'the token does not have a valid audience',
+    });
+  });
+});
