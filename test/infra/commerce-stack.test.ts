@@ -305,6 +305,16 @@ describe('stage config', () => {
     expect(reserved).toBeLessThanOrEqual(900);
   });
 
+  test('the account concurrency each stage needs (docs/deploy.md): its reservations plus the 100 Lambda keeps unreserved', () => {
+    const reserved = (stage: string) =>
+      Object.values(resourcesOf(synth(stage)))
+        .filter((r) => r.Type === 'AWS::Lambda::Function')
+        .reduce((sum, fn) => sum + Number(fn.Properties?.ReservedConcurrentExecutions ?? 0), 0);
+    // dev reserves none (any account, even a new one at a limit of 10); staging 309, so at least 409; prod 817.
+    expect(STAGES.map((stage) => reserved(stage))).toEqual([0, 309, 817]);
+    expect([reserved('staging') + 100, reserved('prod') + 100]).toEqual([409, 917]);
+  });
+
   test('the deployment settings once given with -c are refused, naming where they live now', () => {
     const ctx = (values: Record<string, string>) => (key: string) => values[key];
     expect(() => stageConfig('prod', ctx({ jwtIssuer: 'https://id.acme.test/' }), TEST_SETTINGS)).toThrow(
