@@ -4,6 +4,7 @@ import {
   aws_dynamodb as dynamodb,
   Stack,
   type StackProps,
+  Tags,
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { acknowledgeTableFindings } from './constructs/event-store-table';
@@ -37,8 +38,15 @@ export class CommerceStack extends Stack {
   readonly identity: Identity;
 
   constructor(scope: Construct, id: string, props: CommerceStackProps) {
-    super(scope, id, { terminationProtection: props.config.terminationProtection, ...props });
+    super(scope, id, {
+      terminationProtection: props.config.terminationProtection,
+      // Pinned where config/stages.ts says (staging, prod): a deploy with another account's credentials fails.
+      ...(props.config.env ? { env: props.config.env } : {}),
+      ...props,
+    });
     const { config } = props;
+    // On the stack (CloudFormation tags what it makes) and on every taggable resource in the template.
+    for (const [key, value] of Object.entries(config.tags)) Tags.of(this).add(key, value);
 
     // Every route but the documentation is behind the JWT authorizer, with its scopes (functions/*/seams.ts).
     this.identity = new Identity(this, 'Identity', config);

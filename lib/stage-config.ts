@@ -1,7 +1,9 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { STAGE_SETTINGS } from '../config/stages';
 import { ACCOUNTS_ROUTES } from '../functions/accounts/seams';
 import { INVENTORY_ROUTES } from '../functions/inventory/seams';
 import { ORDERS_ROUTES } from '../functions/orders/seams';
+import { checkedSettings, STAGE_SETTINGS_FILE, type StageSettingsFile } from './stage-settings';
 
 export const STAGES = ['dev', 'staging', 'prod'] as const;
 export type StageName = (typeof STAGES)[number];
@@ -119,9 +121,25 @@ export interface StageConfig {
    * limited. Keeps one client from holding a flash sale's stock.
    */
   readonly holdLimitPerCaller: number;
-  /** Subscribed to the alarm topic when given (`-c alarmEmail=...`); other subscribers are added outside the stack. */
+  /** Subscribed to the alarm topic when given; other subscribers are added outside the stack. */
   readonly alarmEmail: string | undefined;
+  /** The account and region the stack is pinned to; undefined (dev): those of the deployer's credentials. */
+  readonly env: { readonly account: string; readonly region: string } | undefined;
+  /** Tagged on the stack and every resource in it: `project`, `stage`, and the owner and cost centre when set. */
+  readonly tags: Readonly<Record<string, string>>;
 }
+
+/** The settings a deployment gives (config/stages.ts): the rest of a stage's config is reviewed here. */
+type DeploymentKeys = 'externalIssuer' | 'userPool' | 'alarmEmail' | 'env' | 'tags';
+
+/** A stage as reviewed engineering: everything but where and for whom it is deployed. */
+export type StageShape = Omit<StageConfig, DeploymentKeys> & {
+  /** The pool and its clients: identities are not test data to throw away on the stages that keep data. */
+  readonly userPoolRemovalPolicy: RemovalPolicy;
+};
+
+/** The `project` tag on every resource of every stage. */
+export const PROJECT_TAG = 'serverless-commerce';
 
 const shared = {
   sagaDeadline: Duration.seconds(30),
@@ -132,12 +150,6 @@ const shared = {
   stockUnitsPerShard: 1250,
   maxStockShards: 64,
   holdLimitPerCaller: 10,
-} as const;
-
-/** Local callbacks only: a stage's web shop adds its own through `-c shopCallbackUrls=...`. */
-const LOCAL_CALLBACKS = {
-  callbackUrls: ['http://localhost:3000/callback'],
-  logoutUrls: ['http://localhost:3000/'],
 } as const;
 
 /** The write routes that take the load: placing orders and holding stock in a flash sale. */
@@ -153,14 +165,7 @@ const BACK_OFFICE_ROUTES = [
 const backOffice = (throttle: Throttle) =>
   Object.fromEntries(BACK_OFFICE_ROUTES.map((route) => [route, throttle]));
 
-/** The issuer prod's config names until a deployment gives its own. */
-export const PLACEHOLDER_ISSUER = 'https://auth.example.com/';
-
-/** Whether `issuer` is a documentation placeholder (a host under example.com/.org/.net, RFC 2606), not a real identity provider. */
-export const isPlaceholderIssuer = (issuer: string) =>
-  /^https:\/\/([^/]*\.)?example\.(com|org|net)(\/|:|$)/i.test(issuer);
-
-export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
+export const STAGE_CONFIGS: Readonly<Record<StageName, StageShape>> = {
   dev: {
     ...shared,
     stage: 'dev',
@@ -194,9 +199,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sweeperFailuresPerFiveMinutes: 5,
       capacityWarningPercent: 80,
     },
-    externalIssuer: undefined,
-    userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.DESTROY },
-    alarmEmail: undefined,
+    userPoolRemovalPolicy: RemovalPolicy.DESTROY,
   },
   staging: {
     ...shared,
@@ -229,10 +232,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sweeperFailuresPerFiveMinutes: 1,
       capacityWarningPercent: 80,
     },
-    externalIssuer: undefined,
     // Kept when the stack goes: the testers' accounts outlive a redeployment of staging.
-    userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.RETAIN },
-    alarmEmail: undefined,
+    userPoolRemovalPolicy: RemovalPolicy.RETAIN,
   },
   prod: {
     ...shared,
@@ -268,24 +269,45 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageConfig>> = {
       sweeperFailuresPerFiveMinutes: 1,
       capacityWarningPercent: 70,
     },
-    // A placeholder: prod refuses to synthesize with it (see `isPlaceholderIssuer`). Deploy with the
-    // identity provider's issuer and the API's audience: `-c jwtIssuer=... -c jwtAudience=...`
-    // (example.com is reserved for documentation).
-    externalIssuer: { issuer: PLACEHOLDER_ISSUER, audience: ['commerce-api'] },
-    userPool: { ...LOCAL_CALLBACKS, removalPolicy: RemovalPolicy.RETAIN },
-    alarmEmail: undefined,
+    // Used only if config/stages.ts gives prod a user pool of its own rather than an external issuer.
+    userPoolRemovalPolicy: RemovalPolicy.RETAIN,
   },
 };
 
 /**
- * The stage's config, with the few overrides that tests and local runs need
- * (short deadlines and TTLs) and a deployment's own JWT issuer and audience,
- * taken from CDK context and checked like the rest.
+ * Context keys that once carried deployment settings. A deployment that still
+ * passes one is refused, rather than have the value ignored: it lives in
+ * config/stages.ts now, so that a redeploy cannot forget it.
  */
-export function stageConfig(stage: string, context: (key: string) => unknown = () => undefined): StageConfig {
+const MOVED_TO_SETTINGS: Readonly<Record<string, string>> = {
+  jwtIssuer: 'identity.issuer',
+  jwtAudience: 'identity.audience',
+  alarmEmail: 'alarmEmail',
+  shopCallbackUrls: 'identity.callbackUrls',
+  shopLogoutUrls: 'identity.logoutUrls',
+};
+
+/**
+ * The stage's config: its reviewed shape, the deployment's settings
+ * (`settings`, config/stages.ts, checked: staging and prod refuse a
+ * placeholder or a missing value), and the few overrides of timings that
+ * tests and local runs take from CDK context.
+ */
+export function stageConfig(
+  stage: string,
+  context: (key: string) => unknown = () => undefined,
+  settings: StageSettingsFile = STAGE_SETTINGS,
+): StageConfig {
   if (!(STAGES as readonly string[]).includes(stage)) {
     throw new Error(`unknown stage "${stage}": use one of ${STAGES.join(', ')}`);
   }
+  for (const [key, path] of Object.entries(MOVED_TO_SETTINGS)) {
+    if (context(key) !== undefined)
+      throw new Error(
+        `context ${key} is no longer read: set ${stage}.${path} in ${STAGE_SETTINGS_FILE} (and commit it)`,
+      );
+  }
+  const deployment = checkedSettings(stage, settings);
   const base = STAGE_CONFIGS[stage as StageName];
   const seconds = (key: string, fallback: Duration) => {
     const value = context(key);
@@ -302,71 +324,30 @@ export function stageConfig(stage: string, context: (key: string) => unknown = (
     if (!Number.isInteger(n) || n < 1) throw new Error(`context ${key} must be a whole number ≥ 1`);
     return n;
   };
+  const { userPoolRemovalPolicy, ...shape } = base;
+  const { identity, account, region, tags } = deployment;
   return {
-    ...base,
+    ...shape,
     sagaDeadline: seconds('sagaDeadlineSeconds', base.sagaDeadline),
     reservationTtl: seconds('reservationTtlSeconds', base.reservationTtl),
     sweeperGrace: seconds('sweeperGraceSeconds', base.sweeperGrace),
-    externalIssuer: externalIssuer(base.externalIssuer, context),
-    userPool: {
-      ...base.userPool,
-      callbackUrls: urls(context('shopCallbackUrls'), 'shopCallbackUrls') ?? base.userPool.callbackUrls,
-      logoutUrls: urls(context('shopLogoutUrls'), 'shopLogoutUrls') ?? base.userPool.logoutUrls,
-    },
     holdLimitPerCaller: whole('holdLimitPerCaller', base.holdLimitPerCaller),
-    alarmEmail: alarmEmail(context('alarmEmail')) ?? base.alarmEmail,
+    externalIssuer:
+      identity.kind === 'external'
+        ? { issuer: identity.issuer, audience: identity.audience.map((a) => a.trim()).filter(Boolean) }
+        : undefined,
+    userPool: {
+      callbackUrls: identity.kind === 'userPool' ? identity.callbackUrls : [],
+      logoutUrls: identity.kind === 'userPool' ? identity.logoutUrls : [],
+      removalPolicy: userPoolRemovalPolicy,
+    },
+    alarmEmail: deployment.alarmEmail,
+    env: account !== undefined && region !== undefined ? { account, region } : undefined,
+    tags: {
+      project: PROJECT_TAG,
+      stage,
+      ...(tags.owner ? { owner: tags.owner } : {}),
+      ...(tags.costCentre ? { 'cost-centre': tags.costCentre } : {}),
+    },
   };
-}
-
-function alarmEmail(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  const email = String(value);
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
-    throw new Error('context alarmEmail must be an email address');
-  return email;
-}
-
-/** A comma-separated list of https URLs (http only on localhost), or undefined when the context has none. */
-function urls(value: unknown, key: string): readonly string[] | undefined {
-  if (value === undefined) return undefined;
-  const list = String(value)
-    .split(',')
-    .map((u) => u.trim())
-    .filter(Boolean);
-  for (const url of list) {
-    if (!/^(https:\/\/\S+|http:\/\/localhost(:\d+)?(\/\S*)?)$/.test(url))
-      throw new Error(`context ${key} must be https URLs (http only on localhost): ${url}`);
-  }
-  if (list.length === 0) throw new Error(`context ${key} must name at least one URL`);
-  return list;
-}
-
-/**
- * The stage's external issuer, as its config names it or as the context
- * overrides it: on a stage with one, either of `jwtIssuer` and `jwtAudience`
- * replaces its part; on a stage without (its own user pool), both together
- * replace the pool.
- */
-function externalIssuer(
-  base: JwtAuthorizerConfig | undefined,
-  context: (key: string) => unknown,
-): JwtAuthorizerConfig | undefined {
-  const issuer = context('jwtIssuer');
-  const audience = context('jwtAudience');
-  if (issuer === undefined && audience === undefined) return base;
-  if (!base && (issuer === undefined || audience === undefined))
-    throw new Error(
-      'context jwtIssuer and jwtAudience go together on a stage with its own user pool: give both to use an external issuer',
-    );
-  const checkedIssuer = issuer === undefined ? base!.issuer : String(issuer);
-  if (!/^https:\/\/[^\s/]+/.test(checkedIssuer)) throw new Error('context jwtIssuer must be an https:// URL');
-  const checkedAudience =
-    audience === undefined
-      ? base!.audience
-      : String(audience)
-          .split(',')
-          .map((a) => a.trim())
-          .filter(Boolean);
-  if (checkedAudience.length === 0) throw new Error('context jwtAudience must name at least one audience');
-  return { issuer: checkedIssuer, audience: checkedAudience };
 }

@@ -1,7 +1,8 @@
 /**
- * Installs the Python tools the tests run (cfn-lint, Checkov, Schemathesis),
- * each pinned in its own venv under `local/.cache/` (see `python-tool.ts`),
- * all three at once. The tests install whichever is missing themselves, one
+ * Installs the tools the tests run: the Python ones (cfn-lint, Checkov,
+ * Schemathesis), each pinned in its own venv under `local/.cache/` (see
+ * `python-tool.ts`), and actionlint, built from its Go module into
+ * `local/.cache/` (see `actionlint.ts`), all at once. The tests install whichever is missing themselves, one
  * at a time, the first time they need it (a few minutes on a fresh clone);
  * CI runs this first, as setup, so that `npm test` spends its time testing.
  *
@@ -9,11 +10,13 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { ensureActionlint } from './actionlint';
 import { ensureCfnLint } from './cfn-lint';
 import { ensureCheckov } from './checkov';
 import { ensureSchemathesis } from './fuzz';
 
 const TOOLS: Record<string, (log: (message: string) => void) => string> = {
+  actionlint: ensureActionlint,
   'cfn-lint': ensureCfnLint,
   checkov: ensureCheckov,
   schemathesis: ensureSchemathesis,

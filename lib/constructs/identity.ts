@@ -3,14 +3,15 @@ import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { Construct } from 'constructs';
 import { RESOURCE_SERVER, SCOPES } from '../../functions/shared/seams';
 import { acknowledgeNag } from '../nag';
-import { isPlaceholderIssuer, type StageConfig } from '../stage-config';
+import type { StageConfig } from '../stage-config';
+import { isPlaceholder, STAGE_SETTINGS_FILE } from '../stage-settings';
 
 /**
  * Who the API trusts: one JWT authorizer (API Gateway's, reading
  * `Authorization: Bearer <JWT>`) for every route but the documentation.
  *
- * A stage with an external issuer trusts it (prod names one, and refuses to
- * synthesize with the config's placeholder). A stage without one gets its own
+ * A stage with an external issuer trusts it (prod names one in
+ * config/stages.ts, and refuses to synthesize with a placeholder). A stage without one gets its own
  * Cognito user pool: the resource server `commerce` with the scopes `shop` and
  * `admin`, an app client for shoppers (authorization code with PKCE, no
  * secret: a browser or a phone cannot keep one) and one for operators (client
@@ -28,10 +29,10 @@ export class Identity extends Construct {
     super(scope, id);
     const external = config.externalIssuer;
     if (external) {
-      if (isPlaceholderIssuer(external.issuer)) {
+      // stageConfig refuses it first; a config made by hand must not slip one through either.
+      if (isPlaceholder(external.issuer)) {
         throw new Error(
-          `stage ${config.stage} names the placeholder JWT issuer ${external.issuer}: synthesize it with the identity provider's own, ` +
-            '`-c jwtIssuer=https://<issuer>/ -c jwtAudience=<audience>[,<audience>]` (lib/stage-config.ts)',
+          `stage ${config.stage} names the placeholder JWT issuer ${external.issuer}: set ${config.stage}.identity.issuer in ${STAGE_SETTINGS_FILE}`,
         );
       }
       this.issuer = external.issuer;

@@ -6,6 +6,7 @@ import {
   aws_lambda as lambda,
   aws_logs as logs,
   aws_stepfunctions as sfn,
+  Token,
   aws_events_targets as targets,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
@@ -159,9 +160,13 @@ export class OrderSaga extends Construct {
 
     // The trace of `GET /orders/{id}/saga` reads this machine's executions.
     const executionKind = config.workflowType === 'EXPRESS' ? 'express' : 'execution';
+    // cdk-nag names the region and account as the template has them: pseudo parameters, or the literals
+    // of a stack pinned to its account (config/stages.ts).
+    const { region, account } = this.stateMachine.env;
+    const inArn = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<${pseudo}>` : value);
     acknowledgeNag(
       orders.api.role!,
-      `IAM5[Resource::arn:aws:states:<AWS::Region>:<AWS::AccountId>:${executionKind}:<${logicalIdOf(this.stateMachine)}.Name>:*]`,
+      `IAM5[Resource::arn:aws:states:${inArn(region, 'AWS::Region')}:${inArn(account, 'AWS::AccountId')}:${executionKind}:<${logicalIdOf(this.stateMachine)}.Name>:*]`,
       'the executions of this one state machine, whose names are made at run time',
     );
     orders.api.addToRolePolicy(

@@ -3,16 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, RemovalPolicy, Stack, aws_sns as sns } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
+import { STAGE_SETTINGS } from '../../config/stages';
 import { INTEGRATION_EVENTS, SOURCES, streamFilterPatterns } from '../../functions/outbox/integration-events';
 import { addNagChecks } from '../../lib/nag';
 import {
   type FunctionKind,
-  isPlaceholderIssuer,
-  PLACEHOLDER_ISSUER,
   STAGE_CONFIGS,
   STAGES,
+  type StageConfig,
   stageConfig,
 } from '../../lib/stage-config';
+import { isPlaceholder, type StageSettings, type StageSettingsFile } from '../../lib/stage-settings';
 import {
   PROD_ISSUER,
   type Resources,
@@ -20,6 +21,7 @@ import {
   removeSynthesized,
   resourcesOf,
   synthStage,
+  TEST_SETTINGS,
 } from './synth';
 
 afterAll(removeSynthesized);
@@ -159,7 +161,7 @@ describe.each(STAGES)('the %s stage', (stage) => {
 
   test('the saga machine has the stage’s workflow type and starts on OrderPlaced, with retries and a DLQ', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
-      StateMachineType: stageConfig(stage).workflowType,
+      StateMachineType: STAGE_CONFIGS[stage].workflowType,
       TracingConfiguration: { Enabled: true },
     });
     template.hasResourceProperties('AWS::Events::Rule', {
@@ -251,7 +253,11 @@ describe('stage config', () => {
   });
 
   test('the stages differ where they must', () => {
-    const { dev, staging, prod } = STAGE_CONFIGS;
+    const [dev, staging, prod] = STAGES.map((stage) => stageConfig(stage, undefined, TEST_SETTINGS)) as [
+      StageConfig,
+      StageConfig,
+      StageConfig,
+    ];
     expect([dev.workflowType, staging.workflowType, prod.workflowType]).toEqual([
       'STANDARD',
       'EXPRESS',
@@ -299,22 +305,184 @@ describe('stage config', () => {
     expect(reserved).toBeLessThanOrEqual(900);
   });
 
-  test('context overrides of the JWT authorizer and alarm email are checked', () => {
+  test('the account concurrency each stage needs (docs/deploy.md): its reservations plus the 100 Lambda keeps unreserved', () => {
+    const reserved = (stage: string) =>
+      Object.values(resourcesOf(synth(stage)))
+        .filter((r) => r.Type === 'AWS::Lambda::Function')
+        .reduce((sum, fn) => sum + Number(fn.Properties?.ReservedConcurrentExecutions ?? 0), 0);
+    // dev reserves none (any account, even a new one at a limit of 10); staging 309, so at least 409; prod 817.
+    expect(STAGES.map((stage) => reserved(stage))).toEqual([0, 309, 817]);
+    expect([reserved('staging') + 100, reserved('prod') + 100]).toEqual([409, 917]);
+  });
+
+  test('the deployment settings once given with -c are refused, naming where they live now', () => {
     const ctx = (values: Record<string, string>) => (key: string) => values[key];
+    expect(() => stageConfig('prod', ctx({ jwtIssuer: 'https://id.acme.test/' }), TEST_SETTINGS)).toThrow(
+      'context jwtIssuer is no longer read: set prod.identity.issuer in config/stages.ts',
+    );
+    expect(() => stageConfig('dev', ctx({ alarmEmail: 'ops@acme.test' }))).toThrow(
+      /alarmEmail is no longer read: set dev.alarmEmail in config\/stages.ts/,
+    );
+    expect(() => stageConfig('staging', ctx({ shopCallbackUrls: 'https://a.test/' }), TEST_SETTINGS)).toThrow(
+      /staging.identity.callbackUrls in config\/stages.ts/,
+    );
+  });
+});
+
+describe('stage settings (config/stages.ts)', () => {
+  const withStage = (
+    stage: 'dev' | 'staging' | 'prod',
+    change: Partial<StageSettings>,
+  ): StageSettingsFile => ({
+    ...TEST_SETTINGS,
+    [stage]: { ...TEST_SETTINGS[stage], ...change },
+  });
+
+  test.each(['staging', 'prod'])(
+    'the committed %s is placeholders, which synthesis refuses, naming each setting and the file',
+    (stage) => {
+      let message = '';
+      try {
+        synthStage(stage, {}, STAGE_SETTINGS);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain(`stage ${stage} cannot be synthesized: edit config/stages.ts`);
+      for (const setting of ['account', 'region', 'alarmEmail', 'tags.owner', 'tags.costCentre'])
+        expect(message).toContain(`  - ${stage}.${setting} is the placeholder "<`);
+      if (stage === 'prod')
+        expect(message).toContain(
+          '  - prod.identity.issuer is the placeholder "https://auth.example.com/": give your identity provider’s issuer',
+        );
+    },
+  );
+
+  test('the committed dev needs nothing: its own user pool, in the account and region of the credentials', () => {
+    const dev = stageConfig('dev');
+    expect(dev.externalIssuer).toBeUndefined();
+    expect(dev.env).toBeUndefined();
+    expect(dev.tags).toEqual({ project: 'serverless-commerce', stage: 'dev' });
+    expect(dev.userPool.callbackUrls).toEqual(
+      STAGE_SETTINGS.dev.identity.kind === 'userPool' ? STAGE_SETTINGS.dev.identity.callbackUrls : [],
+    );
+  });
+
+  test.each(['staging', 'prod'] as const)(
+    '%s refuses a missing value and a placeholder, setting by setting',
+    (stage) => {
+      const refused = (change: Partial<StageSettings>, message: string | RegExp) =>
+        expect(() => stageConfig(stage, undefined, withStage(stage, change))).toThrow(message);
+      refused({ account: undefined }, `${stage}.account is not set: give the 12-digit AWS account id`);
+      refused({ account: '1234' }, `${stage}.account is "1234", not the 12-digit AWS account id`);
+      refused({ region: undefined }, `${stage}.account and ${stage}.region go together`);
+      refused({ alarmEmail: undefined }, `${stage}.alarmEmail is not set`);
+      refused(
+        { alarmEmail: 'oncall@example.com' },
+        `${stage}.alarmEmail is the placeholder "oncall@example.com"`,
+      );
+      refused({ tags: { owner: 'team', costCentre: '' } }, `${stage}.tags.costCentre is not set`);
+      refused(
+        { identity: { kind: 'external', issuer: 'https://login.example.org/pool', audience: ['api'] } },
+        `${stage}.identity.issuer is the placeholder "https://login.example.org/pool"`,
+      );
+      refused(
+        { identity: { kind: 'external', issuer: 'http://idp.acme.test/', audience: ['api'] } },
+        /identity.issuer is "http:\/\/idp.acme.test\/", not your identity provider’s issuer, an https:\/\/ URL/,
+      );
+      refused(
+        { identity: { kind: 'external', issuer: PROD_ISSUER, audience: [' '] } },
+        `${stage}.identity.audience is empty`,
+      );
+      refused(
+        { identity: { kind: 'userPool', callbackUrls: ['http://shop.acme.test/cb'], logoutUrls: [] } },
+        /callbackUrls has http:\/\/shop.acme.test\/cb: https URLs only[\s\S]*logoutUrls is empty/,
+      );
+      // Every problem at once, so that one edit fixes them all.
+      expect(() =>
+        stageConfig(stage, undefined, withStage(stage, { account: undefined, alarmEmail: undefined })),
+      ).toThrow(new RegExp(`${stage}.account is not set[\\s\\S]*${stage}.alarmEmail is not set`));
+    },
+  );
+
+  test('dev may leave every setting unset, but not name a placeholder or half an environment', () => {
+    const dev = (change: Partial<StageSettings>) => () =>
+      stageConfig('dev', undefined, withStage('dev', change));
+    expect(dev({ alarmEmail: undefined, account: undefined, region: undefined })).not.toThrow();
+    expect(dev({ alarmEmail: 'me@example.com' })).toThrow('dev.alarmEmail is the placeholder');
+    expect(dev({ account: '333333333333' })).toThrow('dev.account and dev.region go together');
+    expect(dev({ identity: { kind: 'external', issuer: '', audience: ['x'] } })).toThrow(
+      'dev.identity.issuer is not set',
+    );
+  });
+
+  test('a secret is named, never given: the load client’s secret is a Secrets Manager name', () => {
+    const loadClient = (secretsManagerName: string) =>
+      withStage('staging', {
+        identity: {
+          kind: 'external',
+          issuer: PROD_ISSUER,
+          audience: ['commerce-api'],
+          loadClient: {
+            tokenUrl: `${PROD_ISSUER}oauth2/token`,
+            clientId: 'ops',
+            clientSecret: { secretsManagerName },
+          },
+        },
+      });
     expect(
-      stageConfig('prod', ctx({ jwtIssuer: 'https://id.example.org/pool', jwtAudience: 'a, b' }))
-        .externalIssuer,
-    ).toEqual({ issuer: 'https://id.example.org/pool', audience: ['a', 'b'] });
-    expect(() => stageConfig('prod', ctx({ jwtIssuer: 'http://id.example.org' }))).toThrow(/https/);
-    expect(() => stageConfig('prod', ctx({ jwtAudience: ' , ' }))).toThrow(/audience/);
-    expect(() => stageConfig('dev', ctx({ jwtIssuer: 'https://id.example.org' }))).toThrow(/go together/);
-    expect(stageConfig('dev', ctx({ alarmEmail: 'ops@example.org' })).alarmEmail).toBe('ops@example.org');
-    expect(() => stageConfig('dev', ctx({ alarmEmail: 'ops' }))).toThrow(/email/);
+      stageConfig('staging', undefined, loadClient('commerce/staging/load-client')).externalIssuer,
+    ).toEqual({
+      issuer: PROD_ISSUER,
+      audience: ['commerce-api'],
+    });
+    expect(() => stageConfig('staging', undefined, loadClient('s3cr3t value with spaces'))).toThrow(
+      /secretsManagerName is "s3cr3t value with spaces", not the name \(never the value\)/,
+    );
+  });
+
+  test('placeholders are the file’s fill-in marks and documentation domains (RFC 2606)', () => {
+    for (const p of [
+      '<prod region>',
+      'https://auth.example.com/',
+      'https://id.example.org/pool',
+      'ops@example.net',
+    ])
+      expect(isPlaceholder(p)).toBe(true);
+    for (const v of ['https://example.community/', PROD_ISSUER, 'eu-west-1', 'ops@acme.test'])
+      expect(isPlaceholder(v)).toBe(false);
+  });
+
+  test('the values are read from the file: they reach the template', () => {
+    const settings = withStage('staging', {
+      alarmEmail: 'pager@acme.test',
+      identity: {
+        kind: 'userPool',
+        callbackUrls: ['https://shop.acme.test/cb'],
+        logoutUrls: ['https://shop.acme.test/'],
+      },
+      tags: { owner: 'shop-team', costCentre: 'cc-42' },
+    });
+    const { template, stack } = synthStage('staging', {}, settings);
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'pager@acme.test',
+    });
+    template.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+      ClientName: 'shop',
+      CallbackURLs: ['https://shop.acme.test/cb'],
+      LogoutURLs: ['https://shop.acme.test/'],
+    });
+    expect([stack.account, stack.region]).toEqual(['111111111111', 'eu-west-1']);
+    expect(stack.tags.tagValues()).toMatchObject({ owner: 'shop-team', 'cost-centre': 'cc-42' });
+    const prod = synthStage('prod');
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      JwtConfiguration: { Issuer: PROD_ISSUER, Audience: ['commerce-api'] },
+    });
   });
 });
 
 describe.each(STAGES)('the %s template follows its config', (stage) => {
-  const config = stageConfig(stage);
+  const config = synthesizedStage(stage).config;
   const template = synth(stage);
   const resources = resourcesOf(template);
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
@@ -540,10 +708,14 @@ describe.each(STAGES)('the %s template follows its config', (stage) => {
       // The stage's own pool: its issuer URL, and both its app clients as the audience (Cognito's access
       // tokens carry `client_id`, which API Gateway's JWT authorizer checks as the audience).
       const [pool] = ofType('AWS::Cognito::UserPool');
+      // A stack pinned to its region (config/stages.ts) has it written in; dev's is the deployment's.
+      const region = config.env?.region;
       expect(jwt.Issuer).toEqual({
         'Fn::Join': [
           '',
-          ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: pool![0] }],
+          region
+            ? [`https://cognito-idp.${region}.amazonaws.com/`, { Ref: pool![0] }]
+            : ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: pool![0] }],
         ],
       });
       const clients = ofType('AWS::Cognito::UserPoolClient').map(([id]) => ({ Ref: id }));
@@ -690,23 +862,31 @@ describe('identity', () => {
 
   test('prod trusts its external issuer (no pool of its own), and refuses the placeholder', () => {
     expect(ofType('prod', 'AWS::Cognito::UserPool')).toHaveLength(0);
-    expect(STAGE_CONFIGS.prod.externalIssuer?.issuer).toBe(PLACEHOLDER_ISSUER);
-    expect(() => synthStage('prod', { jwtIssuer: PLACEHOLDER_ISSUER })).toThrow(
-      /placeholder JWT issuer.*-c jwtIssuer=/,
+    const placeholder: StageSettingsFile = {
+      ...TEST_SETTINGS,
+      prod: {
+        ...TEST_SETTINGS.prod,
+        identity: { kind: 'external', issuer: 'https://auth.example.com/', audience: ['commerce-api'] },
+      },
+    };
+    expect(() => synthStage('prod', {}, placeholder)).toThrow(
+      /stage prod cannot be synthesized: edit config\/stages.ts[\s\S]*prod.identity.issuer is the placeholder "https:\/\/auth.example.com\/"/,
     );
-    expect(isPlaceholderIssuer('https://id.example.org/pool')).toBe(true);
-    expect(isPlaceholderIssuer('https://login.example.net')).toBe(true);
-    expect(isPlaceholderIssuer('https://example.community/')).toBe(false);
-    expect(isPlaceholderIssuer(PROD_ISSUER.jwtIssuer)).toBe(false);
   });
 
   test('a stage without an issuer of its own config may be given one, issuer and audience together', () => {
-    const ctx = (values: Record<string, string>) => (key: string) => values[key];
-    expect(
-      stageConfig('dev', ctx({ jwtIssuer: 'https://id.acme.test/', jwtAudience: 'x' })).externalIssuer,
-    ).toEqual({ issuer: 'https://id.acme.test/', audience: ['x'] });
-    expect(() => stageConfig('dev', ctx({ jwtIssuer: 'https://id.acme.test/' }))).toThrow(/go together/);
-    const { template } = synthStage('dev', { jwtIssuer: 'https://id.acme.test/', jwtAudience: 'x' });
+    const settings: StageSettingsFile = {
+      ...TEST_SETTINGS,
+      dev: {
+        ...TEST_SETTINGS.dev,
+        identity: { kind: 'external', issuer: 'https://id.acme.test/', audience: ['x'] },
+      },
+    };
+    expect(stageConfig('dev', undefined, settings).externalIssuer).toEqual({
+      issuer: 'https://id.acme.test/',
+      audience: ['x'],
+    });
+    const { template } = synthStage('dev', {}, settings);
     expect(Object.keys(template.findResources('AWS::Cognito::UserPool'))).toHaveLength(0);
   });
 
@@ -745,6 +925,49 @@ test('staging and prod keep point-in-time recovery; prod protects its tables and
   expect(new Set(deletionProtection('dev'))).toEqual(new Set([false]));
   expect(synthesizedStage('prod').stack.terminationProtection).toBe(true);
   expect(synthesizedStage('dev').stack.terminationProtection).toBe(false);
+});
+
+test('prod is tagged for its owner and bill, on the stack and every taggable resource, and its stack is protected', () => {
+  const { stack, template } = synthesizedStage('prod');
+  const expected = {
+    project: 'serverless-commerce',
+    stage: 'prod',
+    owner: TEST_SETTINGS.prod.tags.owner,
+    'cost-centre': TEST_SETTINGS.prod.tags.costCentre,
+  };
+  expect(stack.tags.tagValues()).toEqual(expected);
+  expect(stack.terminationProtection).toBe(true);
+  expect([stack.account, stack.region]).toEqual([TEST_SETTINGS.prod.account, TEST_SETTINGS.prod.region]);
+  const tagsOf = (tags: unknown): Record<string, string> =>
+    Array.isArray(tags)
+      ? Object.fromEntries((tags as { Key: string; Value: string }[]).map((t) => [t.Key, t.Value]))
+      : ((tags ?? {}) as Record<string, string>);
+  const taggable = [
+    'AWS::Lambda::Function',
+    'AWS::DynamoDB::Table',
+    'AWS::SQS::Queue',
+    'AWS::StepFunctions::StateMachine',
+    'AWS::SNS::Topic',
+    'AWS::KMS::Key',
+    'AWS::Logs::LogGroup',
+    'AWS::ApiGatewayV2::Api',
+    'AWS::IAM::Role',
+  ];
+  let checked = 0;
+  for (const [id, resource] of Object.entries(resourcesOf(template))) {
+    if (!taggable.includes(resource.Type)) continue;
+    checked++;
+    expect({ id, tags: tagsOf(resource.Properties?.Tags) }).toEqual({
+      id,
+      tags: expect.objectContaining(expected),
+    });
+  }
+  expect(checked).toBeGreaterThan(30);
+  // dev, with nothing set, still says what it is.
+  expect(synthesizedStage('dev').stack.tags.tagValues()).toEqual({
+    project: 'serverless-commerce',
+    stage: 'dev',
+  });
 });
 
 describe.each(STAGES)('failure wiring of the %s stage', (stage) => {

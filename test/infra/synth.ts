@@ -3,22 +3,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { STAGE_SETTINGS } from '../../config/stages';
 import { CommerceStack } from '../../lib/commerce-stack';
 import { addNagChecks } from '../../lib/nag';
 import { stageConfig } from '../../lib/stage-config';
+import type { StageSettingsFile } from '../../lib/stage-settings';
 
 /**
  * Synthesizes a stage as `bin/app.ts` does, cdk-nag included, but without
  * bundling (the promises checked here are the template's) into a fresh
  * directory. Throws as `cdk synth` fails, e.g. on an unacknowledged finding.
  */
-export function synthStage(stage: string, given: Record<string, string> = {}) {
-  // Prod refuses its config's placeholder issuer: it is synthesized here as a deployment would be, with one.
-  const context = stage === 'prod' && given.jwtIssuer === undefined ? { ...PROD_ISSUER, ...given } : given;
+export function synthStage(
+  stage: string,
+  context: Record<string, string> = {},
+  settings: StageSettingsFile = TEST_SETTINGS,
+) {
   const outdir = mkdtempSync(join(tmpdir(), `commerce-${stage}-`));
   outdirs.push(outdir);
   const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [], ...context } });
-  const config = stageConfig(stage, (key) => context[key]);
+  const config = stageConfig(stage, (key) => context[key], settings);
   const stack = new CommerceStack(app, `Commerce-${stage}`, { config });
   addNagChecks(app);
   const assembly = app.synth();
@@ -35,10 +39,34 @@ export function synthStage(stage: string, given: Record<string, string> = {}) {
 const outdirs: string[] = [];
 
 /** The external issuer prod is synthesized with in the tests (a deployment names its identity provider's). */
-export const PROD_ISSUER = {
-  jwtIssuer: 'https://login.commerce-identity.internal/',
-  jwtAudience: 'commerce-api',
-} as const;
+export const PROD_ISSUER = 'https://login.commerce-identity.internal/';
+
+/**
+ * config/stages.ts as a deployer fills it in: the committed file's staging and
+ * prod are placeholders, which synthesis refuses (a test holds it to that), so
+ * the tests synthesize them with these. dev is the committed file's own.
+ */
+export const TEST_SETTINGS: StageSettingsFile = {
+  dev: STAGE_SETTINGS.dev,
+  staging: {
+    account: '111111111111',
+    region: 'eu-west-1',
+    identity: {
+      kind: 'userPool',
+      callbackUrls: ['https://shop.staging.commerce-shop.internal/callback'],
+      logoutUrls: ['https://shop.staging.commerce-shop.internal/'],
+    },
+    alarmEmail: 'staging-alarms@commerce-ops.internal',
+    tags: { owner: 'commerce-team', costCentre: 'cc-1234' },
+  },
+  prod: {
+    account: '222222222222',
+    region: 'eu-west-1',
+    identity: { kind: 'external', issuer: PROD_ISSUER, audience: ['commerce-api'] },
+    alarmEmail: 'oncall@commerce-ops.internal',
+    tags: { owner: 'commerce-team', costCentre: 'cc-1234' },
+  },
+};
 
 /** Removes every assembly this test file synthesized. */
 export function removeSynthesized() {
