@@ -3,11 +3,13 @@
  * docs/load-testing.md. Exits non-zero when a run fails (a broken invariant; for smoke and soak also
  * any error).
  */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_INVARIANT_OPTIONS } from './invariants';
 import { PROFILES, type Profile, waitOption } from './profiles';
 import { runProfile } from './run';
-import { DEFAULT_SEED, seed, writeSeed } from './seed';
+import { DEFAULT_SEED, seed, writePayload, writeSeed } from './seed';
 import type { Target } from './target';
 
 const { values, positionals } = parseArgs({
@@ -21,6 +23,7 @@ const { values, positionals } = parseArgs({
     'warm-up': { type: 'string' },
     seed: { type: 'string' },
     out: { type: 'string' },
+    payload: { type: 'string' },
     customers: { type: 'string' },
     products: { type: 'string' },
     stock: { type: 'string' },
@@ -61,9 +64,13 @@ async function main() {
       ...(values.products ? { products: positive('products', values.products) } : {}),
       ...(values.stock ? { stock: positive('stock', values.stock) } : {}),
     });
+    const payload = values.payload ?? out.replace(/(\.json)?$/, '.csv');
+    for (const file of [out, payload]) mkdirSync(dirname(file), { recursive: true });
     writeSeed(out, data);
+    writePayload(payload, data);
     console.log(
-      `seeded ${data.customers.length} customers and ${data.products.length} products on ${target.api}: ${out}`,
+      `seeded ${data.customers.length} customers and ${data.products.length} products on ${target.api}: ${out}, ` +
+        `and the Artillery payload ${payload}`,
     );
     return;
   }
