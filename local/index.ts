@@ -32,6 +32,16 @@ export {
 } from './cloud';
 // The cloud as a process group on a data directory, to crash and restart (`npm start`'s command).
 export { CloudProcess, type CloudProcessOptions } from './cloud-process';
+// The tools' command lines: one table of options per command makes its parser and its --help.
+export {
+  asksForHelp,
+  type CommandSpec,
+  helpText,
+  type OptionSpec,
+  parseCommandLine,
+  usageError,
+  type Values,
+} from './command-line';
 // Where the cloud's CPU time went (part of its counters).
 export type { CpuTimes } from './cpu';
 // Duplicate delivery as POST /_local/faults/duplicates accepts it.
