@@ -63,6 +63,8 @@ export {
 export { type LocalProcess, startLocalProcess } from './local-process';
 // Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
 export { CACHE_DIR } from './maven';
+// `npm start`'s command line: its options and their help (main.ts parses it).
+export { START_COMMAND } from './start-command';
 // Its counters over HTTP (GET /_local/stats), from any process.
 export { type LocalStats, readLocalStats } from './stats';
 // Step Functions task faults (`--faults`, POST /_local/faults).

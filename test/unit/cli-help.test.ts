@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { type CommandSpec, helpText } from '@commerce/local-cloud';
+import { type CommandSpec, helpText, START_COMMAND } from '@commerce/local-cloud';
 import { CHAOS_COMMAND } from '../../load/chaos';
 import { LOAD_COMMAND, LOAD_COMMANDS, SEED_COMMAND } from '../../load/cli';
 import { FLASH_SALE_COMMAND } from '../../load/flash-sale';
-import { START_COMMAND } from '../../local/main';
 import { FUZZ_COMMAND } from '../../scripts/fuzz';
 
 const ROOT = join(__dirname, '..', '..');
