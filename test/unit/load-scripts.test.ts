@@ -150,6 +150,14 @@ describe.each(['mix.yml', 'soak.yml'])('load/%s', (file) => {
       pollIntervalMs: profile.pollIntervalMs,
       sagaLimitMs: profile.sagaLimitSeconds * 1000,
     });
+    // ensure's saga.end_to_end.p95 fails when no order was followed (the metric is absent): every
+    // environment's run follows some, at least a few expected.
+    for (const [name, env] of Object.entries(s.config.environments)) {
+      const arrivals = (env.phases ?? []).reduce((sum, p) => sum + p.duration * p.arrivalRate, 0);
+      const pollFraction = Number(env.variables?.pollFraction ?? s.config.variables?.pollFraction);
+      const followed = (arrivals * profile.weights.placeOrder * pollFraction) / 100;
+      expect([name, followed >= 10]).toEqual([name, true]);
+    }
     for (const scenario of s.scenarios) expect(scenario.beforeScenario).toBe('authenticate');
   });
 });
