@@ -7,10 +7,12 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { withThisNode } from '@commerce/local-cloud';
 import { buildSync } from 'esbuild';
 import type { ProcessorSettings } from './processor';
 import { expectedStatuses, OPERATIONS, type Operation, type Profile } from './profiles';
+import { type ConsolePeriod, consolePeriods } from './progress';
 
 export const LOAD_DIR = __dirname;
 const ARTILLERY = join(LOAD_DIR, 'node_modules', '.bin', 'artillery');
@@ -133,6 +135,8 @@ export async function runArtillery(options: {
   sagaLimitSeconds: number;
   /** `Prefer: wait=N` on the orders: their requests may take N s longer. */
   waitSeconds?: number;
+  /** Called with each 10 s period of Artillery's console report as it is printed (progress.ts). */
+  onPeriod?: (period: ConsolePeriod) => void;
 }): Promise<ArtilleryReport> {
   if (!existsSync(ARTILLERY))
     throw new Error('Artillery is not installed: run `npm ci` (its postinstall installs load/)');
@@ -167,6 +171,8 @@ export async function runArtillery(options: {
   });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
+  const periods = options.onPeriod ? consolePeriods(options.onPeriod) : undefined;
+  if (periods) createInterface({ input: child.stdout }).on('line', periods.line).on('close', periods.end);
   // Past its phase a level only drains: each request ends within its 10 s timeout and a followed saga
   // within its limit (plus one poll's timeout). Artillery's own start is slow on a loaded machine.
   const requestTimeout = 10 + (options.waitSeconds ?? 0);

@@ -8,10 +8,9 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { CloudProcess } from '@commerce/local-cloud';
+import { CloudProcess, type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
 import { LOAD_DIR } from './artillery';
 import {
   type Cell,
@@ -30,15 +29,42 @@ import { machine } from './report';
 import { runProfile } from './run';
 import { sleep, type Target } from './target';
 
-const { values } = parseArgs({
+export const CHAOS_COMMAND = {
+  usage: 'npm run chaos -- [options]',
+  description:
+    'The mix at a moderate rate under each fault of the matrix in turn (load/chaos-matrix.ts), on a local\n' +
+    "cloud it starts itself; then the invariants and each cell's own checks. Writes chaos.md and\n" +
+    'chaos.json; exits 1 if a cell fails. See docs/load-testing.md, "Chaos".',
   options: {
-    rate: { type: 'string', default: '10' },
-    seconds: { type: 'string', default: '30' },
-    cells: { type: 'string' },
-    port: { type: 'string' },
-    out: { type: 'string' },
+    rate: { type: 'string', value: 'R', default: '10', description: 'iterations/s of the mix in each cell' },
+    seconds: { type: 'string', value: 'S', default: '30', description: 'seconds of load in each cell' },
+    cells: {
+      type: 'string',
+      value: 'LIST',
+      defaultText: 'every cell',
+      description: 'cells by name or prefix, comma-separated (CapturePayment: its five cells)',
+    },
+    port: {
+      type: 'string',
+      value: 'N',
+      defaultText: 'a free one',
+      description: "the local cloud's API port",
+    },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      defaultText: 'load/out/chaos-<time>',
+      description: 'where the report goes',
+    },
   },
-});
+  examples: [
+    'npm run chaos',
+    'npm run chaos -- --rate 5 --seconds 15 --cells baseline,duplicates,CapturePayment',
+  ],
+} as const satisfies CommandSpec;
+
+// Parsed when run (imported, e.g. by the help's test, it has its defaults and runs nothing).
+const { values } = parseCommandLine(CHAOS_COMMAND, require.main === module ? process.argv.slice(2) : []);
 
 const positive = (name: string, value: string) => {
   const n = Number(value);
@@ -290,7 +316,8 @@ async function main() {
   if (results.some((r) => !r.ok)) process.exitCode = 1;
 }
 
-main().catch((error: Error) => {
-  console.error(error.message);
-  process.exitCode = 1;
-});
+if (require.main === module)
+  main().catch((error: Error) => {
+    console.error(error.message);
+    process.exitCode = 1;
+  });

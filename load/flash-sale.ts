@@ -19,22 +19,12 @@
  * and every product reads `available + reserved + sold = received` through
  * the API (products are created and read with an admin token).
  *
- *   API_URL       the platform (default http://127.0.0.1:3000)
- *   AWS_ENDPOINT  the local cloud's AWS endpoint, for /_local/stats (default: the API's port plus one)
- *   --requests N  requests per case (default 200000)
- *   --units N     units on sale per case (default 80000)
- *   --products N  products of the spread case (default 80)
- *   --concurrency N  requests in flight (default 16)
- *   --cases spread,hot  which cases, in order (default both)
- *   --max-seconds N  stop sending after this long per case (default 1800); the run then fails
- *   --hold-limit N  the stage's per-caller hold limit (holdLimitPerCaller, default 10): sizes the callers
- *   --hoarder-requests N  the hoarder's requests per case (default 100; 0: no hoarder)
- *   --json FILE   also write the report as JSON
+ * Its options and environment are FLASH_SALE_COMMAND below (`npm run flash-sale -- --help`).
  */
 
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
 import { machine } from './report';
 import { type LocalStats, localStats, resetLocalStats, type Target } from './target';
 import { bearer, type Caller, tokensFor } from './tokens';
@@ -45,19 +35,58 @@ const API = process.env.API_URL ?? 'http://127.0.0.1:3000';
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 
-const { values } = parseArgs({
+export const FLASH_SALE_COMMAND = {
+  usage: 'npm run flash-sale -- [options]',
+  description:
+    'A flash sale against a local cloud: one-unit reservations, `--concurrency` at a time, for a spread\n' +
+    'case (the units over many products) and a hot one (all on one product), each shopper a caller of its\n' +
+    'own, plus a hoarder who meets the hold limit. Reports completion time, refusals, latency and each\n' +
+    "table's hottest key; fails (exit 1) unless exactly the units on sale were reserved and the stock adds up.\n" +
+    'At a lower rate, on any environment, the same sale is load/flash-sale.yml (Artillery).',
   options: {
-    requests: { type: 'string', default: '200000' },
-    units: { type: 'string', default: '80000' },
-    products: { type: 'string', default: '80' },
-    concurrency: { type: 'string', default: '16' },
-    cases: { type: 'string', default: 'spread,hot' },
-    'max-seconds': { type: 'string', default: '1800' },
-    'hold-limit': { type: 'string', default: '10' },
-    'hoarder-requests': { type: 'string', default: '100' },
-    json: { type: 'string' },
+    requests: { type: 'string', value: 'N', default: '200000', description: 'requests per case' },
+    units: { type: 'string', value: 'N', default: '80000', description: 'units on sale per case' },
+    products: { type: 'string', value: 'N', default: '80', description: 'products of the spread case' },
+    concurrency: { type: 'string', value: 'N', default: '16', description: 'requests in flight' },
+    cases: { type: 'string', value: 'LIST', default: 'spread,hot', description: 'which cases, in order' },
+    'max-seconds': {
+      type: 'string',
+      value: 'S',
+      default: '1800',
+      description: 'stop sending after this long per case (the run then fails)',
+    },
+    'hold-limit': {
+      type: 'string',
+      value: 'N',
+      default: '10',
+      description: "the stage's per-caller hold limit (holdLimitPerCaller): sizes the callers",
+    },
+    'hoarder-requests': {
+      type: 'string',
+      value: 'N',
+      default: '100',
+      description: "the hoarder's requests per case (0: no hoarder)",
+    },
+    json: {
+      type: 'string',
+      value: 'FILE',
+      defaultText: 'none',
+      description: 'also write the report as JSON',
+    },
   },
-});
+  environment: {
+    API_URL: 'the platform (default http://127.0.0.1:3000)',
+    AWS_ENDPOINT: "the local cloud's AWS endpoint, for /_local/stats (default: the API's port plus one)",
+  },
+  examples: [
+    'npm run flash-sale',
+    'npm run flash-sale -- --requests 20000 --units 8000 --products 8 --cases hot',
+    'API_URL=http://127.0.0.1:3100 npm run flash-sale -- --json load/out/flash-sale.json',
+  ],
+} as const satisfies CommandSpec;
+
+// Parsed when run (imported, e.g. by the help's test, it has its defaults and runs nothing).
+const { values } = parseCommandLine(FLASH_SALE_COMMAND, require.main === module ? process.argv.slice(2) : []);
 const REQUESTS = positive('requests');
 const UNITS = positive('units');
 const SPREAD_PRODUCTS = positive('products');
@@ -424,7 +453,8 @@ async function main() {
   console.log('\nall checks passed');
 }
 
-main().catch((error: Error) => {
-  console.error(error.message);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  });

@@ -12,10 +12,14 @@ import { checkInvariants, type InvariantOptions, type InvariantReport, readBasel
 import { ordersOfLedger } from './ledger';
 import type { LedgerLine } from './processor';
 import type { Profile } from './profiles';
+import { type ConsolePeriod, progressLine } from './progress';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
 import { DEFAULT_SEED, readSeed, type Seed, seed, writeSeed } from './seed';
 import { localMemory, localStats, mapPool, request, resetLocalStats, sleep, type Target } from './target';
 import { bearer, tokensFor } from './tokens';
+
+/** A level longer than this (the soak's 30 minutes) prints its progress every 10 s while it runs. */
+export const PROGRESS_AFTER_SECONDS = 60;
 
 export interface RunOptions {
   readonly profile: Profile;
@@ -99,9 +103,19 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   const levels: LevelResult[] = [];
   const failures: string[] = [];
   let stoppedEarly: string | undefined;
-  /** Runs the mix at `rate` for `seconds` with Artillery; its orders go to the ledger. */
-  const runMix = (name: string, rate: number, seconds: number) =>
-    runArtillery({
+  /**
+   * Runs the mix at `rate` for `seconds` with Artillery; its orders go to the ledger. A run longer than
+   * PROGRESS_AFTER_SECONDS (a soak) logs a line of progress for each 10 s period as it goes.
+   */
+  const runMix = (name: string, rate: number, seconds: number) => {
+    const started = Date.now();
+    const clock = (s: number) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, '0')}`;
+    const onPeriod =
+      seconds > PROGRESS_AFTER_SECONDS
+        ? (period: ConsolePeriod) =>
+            log(`  [${clock((Date.now() - started) / 1000)} of ${clock(seconds)}] ${progressLine(period)}`)
+        : undefined;
+    return runArtillery({
       dir,
       name,
       script: artilleryScript({ ...profile, durationSeconds: seconds }, rate, target.api),
@@ -124,7 +138,9 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
       durationSeconds: seconds,
       sagaLimitSeconds: profile.sagaLimitSeconds,
       ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
+      ...(onPeriod ? { onPeriod } : {}),
     });
+  };
   const [firstRate] = profile.levels;
   if (profile.warmUpSeconds > 0 && firstRate !== undefined) {
     log(`warm-up: ${firstRate}/s for ${profile.warmUpSeconds} s (not measured)`);

@@ -130,4 +130,26 @@ export async function seed(target: Target, options: SeedOptions): Promise<Seed> 
 }
 
 export const writeSeed = (file: string, s: Seed) => writeFileSync(file, `${JSON.stringify(s, null, 2)}\n`);
+
+/**
+ * The columns of the seed's Artillery payload (the CSV `load/*.yml` read, all rows at once as `seeded`):
+ * row i names the i-th customer (its id and the `sub` that owns it) and the i-th product; a column runs
+ * out (is empty) when there are fewer of one than of the other.
+ */
+export const PAYLOAD_FIELDS = ['customerId', 'sub', 'productId'] as const;
+
+/** The seed as Artillery's payload CSV, with a header row (the scripts skip it). */
+export function payloadCsv(s: Seed): string {
+  const rows = Array.from({ length: Math.max(s.customers.length, s.products.length) }, (_, i) => [
+    s.customers[i]?.customerId ?? '',
+    s.customers[i]?.sub ?? '',
+    s.products[i]?.productId ?? '',
+  ]);
+  for (const value of rows.flat())
+    if (/[",\r\n]/.test(value))
+      throw new Error(`a seeded id cannot go into the payload CSV as it is: ${value}`);
+  return `${[PAYLOAD_FIELDS, ...rows].map((row) => row.join(',')).join('\n')}\n`;
+}
+
+export const writePayload = (file: string, s: Seed) => writeFileSync(file, payloadCsv(s));
 export const readSeed = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Seed;

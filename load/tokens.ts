@@ -71,6 +71,17 @@ export async function localToken(
   return body.access_token;
 }
 
+/**
+ * The local cloud's AWS endpoint (its issuer) for an API `target`: LOCAL_AWS_ENDPOINT, else the API's port
+ * plus one, where `npm start` serves it.
+ */
+export function localAwsEndpoint(target: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.LOCAL_AWS_ENDPOINT) return env.LOCAL_AWS_ENDPOINT.replace(/\/$/, '');
+  const port = /^http:\/\/(?:127\.0\.0\.1|localhost):(\d+)\/?$/.exec(target)?.[1];
+  if (!port) throw new Error(`set LOCAL_AWS_ENDPOINT: the target ${target} is not a local cloud's API`);
+  return `http://127.0.0.1:${Number(port) + 1}`;
+}
+
 /** The claims of a token (not verified: the tools only read the `sub` of their own tokens). */
 export function claimsOf(token: string): Record<string, unknown> {
   const payload = token.split('.')[1] ?? '';

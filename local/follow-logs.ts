@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type CommandSpec, parseCommandLine } from './command-line';
 import { CACHE_DIR } from './maven';
 
 /**
@@ -12,42 +12,54 @@ import { CACHE_DIR } from './maven';
  * directory; every line carries the invocation's Lambda request id, and the
  * lines of a request its correlation id.
  */
-export const LOGS_OPTIONS = {
-  function: {
-    type: 'string',
-    short: 'F',
-    help: "only this function's lines (part of its name, any case: orders, saga)",
+/** `npm run logs`'s command line: its options, their meaning, its help (see command-line.ts). */
+export const LOGS_COMMAND = {
+  usage: 'npm run logs -- [options]',
+  description:
+    "The functions' log lines from the local cloud (npm start), merged in time order: all of them, one\n" +
+    "function's, or one request's through every function and saga step.",
+  options: {
+    function: {
+      type: 'string',
+      short: 'F',
+      value: 'NAME',
+      description: "only this function's lines (part of its name, any case: orders, saga)",
+    },
+    'correlation-id': {
+      type: 'string',
+      short: 'c',
+      value: 'ID',
+      description: 'only the invocations that served this request (its x-correlation-id), in every function',
+    },
+    'request-id': {
+      type: 'string',
+      short: 'r',
+      value: 'ID',
+      description: "only this invocation's lines (its Lambda request id)",
+    },
+    follow: {
+      type: 'boolean',
+      short: 'f',
+      default: false,
+      description: 'keep printing lines as they are written, until Ctrl-C',
+    },
+    json: {
+      type: 'boolean',
+      default: false,
+      description: 'print the lines as written (JSON), not formatted',
+    },
+    'log-dir': {
+      type: 'string',
+      value: 'DIR',
+      defaultText: "the latest written of npm start's, debug build or not",
+      description: "the run's logs directory",
+    },
   },
-  'correlation-id': {
-    type: 'string',
-    short: 'c',
-    help: 'only the invocations that served this request (its x-correlation-id), in every function',
-  },
-  'request-id': { type: 'string', short: 'r', help: "only this invocation's lines (its Lambda request id)" },
-  follow: { type: 'boolean', short: 'f', help: 'keep printing lines as they are written, until Ctrl-C' },
-  json: { type: 'boolean', help: 'print the lines as written (JSON), not formatted' },
-  'log-dir': {
-    type: 'string',
-    help: "the run's logs directory (default: the latest of npm start's, debug build or not)",
-  },
-  help: { type: 'boolean', short: 'h', help: 'print this help' },
-} as const;
-
-const USAGE = `usage: npm run logs -- [options]
-
-${Object.entries(LOGS_OPTIONS)
-  .map(
-    ([name, o]) =>
-      `  ${'short' in o ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ' VALUE' : ''}`.padEnd(
-        30,
-      ) + o.help,
-  )
-  .join('\n')}
-
-examples:
-  npm run logs -- -c 1f0c6c1e-0b7e-4a63-9d43-2c0c5f3f6f4e     one request, through the API and the saga's steps
-  npm run logs -- -F saga -f                                   the saga's steps as they run
-`;
+  examples: [
+    'npm run logs -- -c 1f0c6c1e-0b7e-4a63-9d43-2c0c5f3f6f4e    one request, through the API and the saga',
+    "npm run logs -- -F saga -f                                  the saga's steps as they run",
+  ],
+} as const satisfies CommandSpec;
 
 /** One line of a function's log, parsed when it is JSON. */
 export interface LogLine {
@@ -176,16 +188,7 @@ class LogReader {
 }
 
 function main() {
-  const { values } = parseArgs({
-    options: Object.fromEntries(
-      Object.entries(LOGS_OPTIONS).map(([name, { help: _help, ...option }]) => [name, option]),
-    ) as { [K in keyof typeof LOGS_OPTIONS]: Omit<(typeof LOGS_OPTIONS)[K], 'help'> },
-    strict: true,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return;
-  }
+  const { values } = parseCommandLine(LOGS_COMMAND);
   const dir = values['log-dir'] ?? defaultLogDir();
   if (!existsSync(dir)) {
     process.stderr.write(
@@ -209,12 +212,4 @@ function main() {
   if (values.follow) setInterval(print, 250);
 }
 
-if (require.main === module) {
-  try {
-    main();
-  } catch (error) {
-    // An unknown option or a missing value: say so, with the usage.
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
-    process.exitCode = 2;
-  }
-}
+if (require.main === module) main();

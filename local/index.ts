@@ -32,6 +32,16 @@ export {
 } from './cloud';
 // The cloud as a process group on a data directory, to crash and restart (`npm start`'s command).
 export { CloudProcess, type CloudProcessOptions } from './cloud-process';
+// The tools' command lines: one table of options per command makes its parser and its --help.
+export {
+  asksForHelp,
+  type CommandSpec,
+  helpText,
+  type OptionSpec,
+  parseCommandLine,
+  usageError,
+  type Values,
+} from './command-line';
 // Where the cloud's CPU time went (part of its counters).
 export type { CpuTimes } from './cpu';
 // Duplicate delivery as POST /_local/faults/duplicates accepts it.
@@ -42,6 +52,8 @@ export { type LocalDynamoDb, startDynamoDb } from './dynamodb';
 export type { EventPattern } from './eventbridge/pattern';
 // AWS's own matcher, event-ruler (Java), on a file of cases: what the cloud's matcher is checked against.
 export { type RulerResult, rulerVerdicts } from './eventbridge/ruler';
+// `npm run logs`'s command line: its options and their help (follow-logs.ts parses it).
+export { LOGS_COMMAND } from './follow-logs';
 // DynamoDB refusals as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
 export {
   awsRefusal,
@@ -53,6 +65,8 @@ export {
 export { type LocalProcess, startLocalProcess } from './local-process';
 // Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
 export { CACHE_DIR } from './maven';
+// `npm start`'s command line: its options and their help (main.ts parses it).
+export { START_COMMAND } from './start-command';
 // Its counters over HTTP (GET /_local/stats), from any process.
 export { type LocalStats, readLocalStats } from './stats';
 // Step Functions task faults (`--faults`, POST /_local/faults).

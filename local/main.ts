@@ -1,38 +1,12 @@
 import inspector from 'node:inspector';
-import { parseArgs } from 'node:util';
 import { startLocalCloud } from './cloud';
+import { parseCommandLine } from './command-line';
 import { watchSources } from './reload';
+import { START_COMMAND } from './start-command';
 import { parseFaults } from './stepfunctions';
 import { appSources, PROJECT_ROOT } from './synth';
 
-// `npm start`: runs the synthesized app on 127.0.0.1 until Ctrl-C.
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: process.env.PORT ?? '3000' },
-    // Default: the API's port plus one (3001 beside 3000), so the load tools find the counters.
-    'aws-port': { type: 'string' },
-    stage: { type: 'string', default: 'dev' },
-    'schedule-interval-ms': { type: 'string' },
-    'reservation-ttl-seconds': { type: 'string' },
-    'saga-deadline-seconds': { type: 'string' },
-    'sweeper-grace-seconds': { type: 'string' },
-    faults: { type: 'string' },
-    'assembly-dir': { type: 'string' },
-    // Keep the data on disk here and resume from it (see docs/local-cloud.md, "Keeping the data"); default: in memory.
-    'data-dir': { type: 'string' },
-    'echo-function-logs': { type: 'boolean', default: false },
-    'max-sandboxes': { type: 'string' },
-    'max-total-sandboxes': { type: 'string' },
-    'max-lent-sandboxes': { type: 'string' },
-    'max-queue-wait-ms': { type: 'string' },
-    'max-saga-backlog-ms': { type: 'string' },
-    // Re-synthesize on a change to the sources and run the functions' new bundles (see the README).
-    watch: { type: 'boolean', default: false },
-    // Unminified bundles with source maps, lifted timeouts, and the inspector open (README, "Debug a function").
-    debug: { type: 'boolean', default: false },
-    'inspect-port': { type: 'string', default: '9229' },
-  },
-});
+// `npm start`: runs the synthesized app on 127.0.0.1 until Ctrl-C (its options: start-command.ts).
 
 /**
  * The inspector of this process, where a debugger finds the functions too: each sandbox is a worker
@@ -48,6 +22,7 @@ function openInspector(port: number) {
 const WATCHED = appSources();
 
 async function main() {
+  const { values } = parseCommandLine(START_COMMAND);
   if (values.debug) openInspector(Number(values['inspect-port']));
   const context: Record<string, string> = {};
   if (values['reservation-ttl-seconds']) context.reservationTtlSeconds = values['reservation-ttl-seconds'];

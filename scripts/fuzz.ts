@@ -23,8 +23,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { CACHE_DIR, startLocalCloud } from '@commerce/local-cloud';
+import { CACHE_DIR, type CommandSpec, parseCommandLine, startLocalCloud } from '@commerce/local-cloud';
 import { ADMIN, claimsOf, localToken, SHOP } from '../load/tokens';
 import { ensurePythonTool } from './python-tool';
 
@@ -298,16 +297,54 @@ const seedOption = (value: string) => {
   return value;
 };
 
-async function main() {
-  const { values } = parseArgs({
-    options: {
-      cases: { type: 'string' },
-      seconds: { type: 'string' },
-      seed: { type: 'string' },
-      api: { type: 'string' },
-      'aws-endpoint': { type: 'string' },
+export const FUZZ_COMMAND = {
+  usage: 'npm run fuzz -- [options]',
+  description:
+    'Property-based fuzzing of the HTTP API from its OpenAPI document with Schemathesis (installed in a\n' +
+    'venv under local/.cache/ on first use), against a local cloud it starts (or --api). A finding: a\n' +
+    '5xx, an answer the document does not describe, invalid data accepted, or a 4xx that wrote an item.\n' +
+    'Exits 1 on a finding; its output names the seed that replays it.',
+  options: {
+    cases: {
+      type: 'string',
+      value: 'N',
+      defaultText: '1000',
+      description: 'generated cases per operation at most',
     },
-  });
+    seconds: {
+      type: 'string',
+      value: 'S',
+      defaultText: 'none (--cases bounds it)',
+      description: 'a time budget instead: the phases repeat until it is spent',
+    },
+    seed: {
+      type: 'string',
+      value: 'K',
+      defaultText: 'a random one',
+      description: "Schemathesis' seed (a finding's replay)",
+    },
+    api: {
+      type: 'string',
+      value: 'URL',
+      defaultText: 'a local cloud of its own',
+      description: 'fuzz a running local cloud, e.g. http://127.0.0.1:3000',
+    },
+    'aws-endpoint': {
+      type: 'string',
+      value: 'URL',
+      defaultText: 'for --api http://127.0.0.1:<port>, the port after it',
+      description: "the local cloud's AWS endpoint (issuer, counters)",
+    },
+  },
+  examples: [
+    'npm run fuzz -- --cases 50',
+    'npm run fuzz -- --seconds 600',
+    'npm run fuzz -- --api http://127.0.0.1:3000 --seed 1234',
+  ],
+} as const satisfies CommandSpec;
+
+async function main() {
+  const { values } = parseCommandLine(FUZZ_COMMAND);
   const log = (message: string) => console.error(`[fuzz] ${message}`);
   let stopCloud: (() => Promise<void>) | undefined;
   let apiUrl: string;

@@ -1,6 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { formatLine, LOGS_OPTIONS, lineFilter, parseLine } from '../../follow-logs';
+import { formatLine, lineFilter, parseLine } from '../../follow-logs';
 
 const line = (functionName: string, fields: Record<string, unknown>) =>
   parseLine(
@@ -54,21 +52,5 @@ describe('following one request through the logs', () => {
       ),
     ).toBe('12:00:00.123 SagaStepsFunction INFO saga step done  correlationId=c');
     expect(formatLine(parseLine('F', 'plain text'))).toBe('F plain text');
-  });
-});
-
-describe('npm run logs', () => {
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '../../follow-logs.ts'), ...args], {
-      encoding: 'utf8',
-    });
-
-  test('--help names every option it takes and exits 0; an unknown option exits 2 with the usage', () => {
-    const help = run('--help');
-    expect(help.status).toBe(0);
-    for (const name of Object.keys(LOGS_OPTIONS)) expect(help.stdout).toContain(`--${name}`);
-    const wrong = run('--no-such-option');
-    expect(wrong.status).toBe(2);
-    expect(wrong.stderr).toContain('usage: npm run logs');
   });
 });

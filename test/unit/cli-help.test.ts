@@ -1,0 +1,65 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { type CommandSpec, helpText, LOGS_COMMAND, START_COMMAND } from '@commerce/local-cloud';
+import { CHAOS_COMMAND } from '../../load/chaos';
+import { LOAD_COMMAND, LOAD_COMMANDS, SEED_COMMAND } from '../../load/cli';
+import { FLASH_SALE_COMMAND } from '../../load/flash-sale';
+import { FUZZ_COMMAND } from '../../scripts/fuzz';
+
+const ROOT = join(__dirname, '..', '..');
+
+/** Every command a user runs, as they run it (npm's script and its arguments), and its option table. */
+const COMMANDS: [string, string[], CommandSpec][] = [
+  ['npm start', ['start'], START_COMMAND],
+  ['npm run load', ['run', 'load'], LOAD_COMMAND],
+  ...Object.entries(LOAD_COMMANDS)
+    .filter(([name]) => name !== 'seed')
+    .map(([name, spec]): [string, string[], CommandSpec] => [
+      `npm run load -- ${name}`,
+      ['run', 'load', '--', name],
+      spec,
+    ]),
+  ['npm run seed', ['run', 'seed'], SEED_COMMAND],
+  ['npm run flash-sale', ['run', 'flash-sale'], FLASH_SALE_COMMAND],
+  ['npm run chaos', ['run', 'chaos'], CHAOS_COMMAND],
+  ['npm run fuzz', ['run', 'fuzz'], FUZZ_COMMAND],
+  ['npm run logs', ['run', 'logs'], LOGS_COMMAND],
+];
+
+const run = (args: string[], extra: string[]) => {
+  const withSeparator = args.includes('--') ? [...args, ...extra] : [...args, '--', ...extra];
+  return spawnSync('npm', ['--silent', ...withSeparator], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+};
+
+describe.each(COMMANDS)('%s', (_name, args, spec) => {
+  test('--help prints the usage, every option of its parser with its default, and examples; exits 0', () => {
+    const result = run(args, ['--help']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    // Exactly the help of its own table: nothing started, nothing else printed.
+    expect(result.stdout).toBe(helpText(spec));
+    expect(result.stdout).toMatch(/^Usage: /);
+    expect(result.stdout).toContain('Examples:');
+    for (const [name, option] of Object.entries(spec.options)) {
+      const line = result.stdout.split('\n').find((l) => new RegExp(`(^|\\s)--${name}(\\s|$)`).test(l));
+      expect([name, line]).toEqual([name, expect.any(String)]);
+      expect(option.description.length).toBeGreaterThan(0);
+      // An option with a value the parser fills in when it is absent says so.
+      if (option.default !== undefined && option.default !== false)
+        expect([name, line]).toEqual([
+          name,
+          expect.stringContaining(`(default: ${option.defaultText ?? String(option.default)})`),
+        ]);
+      if (option.type === 'string' && option.default === undefined)
+        expect([name, option.defaultText]).toEqual([name, expect.any(String)]);
+    }
+  });
+
+  test('an unknown option prints the usage to stderr and exits 2', () => {
+    const result = run(args, ['--no-such-option']);
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain("Unknown option '--no-such-option'");
+    expect(result.stderr).toContain(helpText(spec));
+  });
+});
