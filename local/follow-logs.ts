@@ -23,18 +23,21 @@ export const LOGS_COMMAND = {
       type: 'string',
       short: 'F',
       value: 'NAME',
+      defaultText: 'every function',
       description: "only this function's lines (part of its name, any case: orders, saga)",
     },
     'correlation-id': {
       type: 'string',
       short: 'c',
       value: 'ID',
+      defaultText: 'every request',
       description: 'only the invocations that served this request (its x-correlation-id), in every function',
     },
     'request-id': {
       type: 'string',
       short: 'r',
       value: 'ID',
+      defaultText: 'every invocation',
       description: "only this invocation's lines (its Lambda request id)",
     },
     follow: {
