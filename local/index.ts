@@ -51,6 +51,8 @@ export {
 } from './lambda/dynamo-faults';
 // The cloud as `npm start` runs it, in a child process.
 export { type LocalProcess, startLocalProcess } from './local-process';
+// The functions' log lines of one request, by request id or correlation id (GET /_local/logs, the logs CLI).
+export { type LogLine, type LogQuery, parseLogLine, readLogLines } from './logs';
 // Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
 export { CACHE_DIR } from './maven';
 // Its counters over HTTP (GET /_local/stats), from any process.

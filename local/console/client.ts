@@ -184,8 +184,9 @@ async function refreshDetail() {
 /** The execution's input and its output (or its error and cause), as JSON, each collapsible. */
 function showExecutionData(answer: DetailAnswer) {
   const e = answer.execution;
-  const blocks: HTMLElement[] = [jsonBlock('execution-input', 'Execution input', e.input)];
-  if (e.output !== undefined) blocks.push(jsonBlock('execution-output', 'Execution output', e.output));
+  // Closed until opened (the graph stays in view); once opened, open for every execution shown after.
+  const blocks: HTMLElement[] = [jsonBlock('execution-input', 'Execution input', e.input, false)];
+  if (e.output !== undefined) blocks.push(jsonBlock('execution-output', 'Execution output', e.output, false));
   if (e.error !== undefined || e.cause !== undefined) {
     blocks.push(
       collapsible(
