@@ -20,14 +20,21 @@ let currentRequestId;
 
 /**
  * A JSON line the function writes during an invocation, with that invocation's `requestId` as its
- * last key (unless the line names one already). Lambda keeps each sandbox's lines in a log stream of
+ * last key (unless it has one of its own). Lambda keeps each sandbox's lines in a log stream of
  * their own, between the invocation's START and END; here every sandbox of a function appends to one
  * file, so the line says which invocation wrote it (the saga console and the log reader find an
  * invocation's lines by it). Powertools writes one line per call; anything else is left as it is.
  */
 function stamped(chunk) {
   if (currentRequestId === undefined || chunk.charCodeAt(0) !== 123 || !chunk.endsWith('}\n')) return chunk;
-  if (chunk.includes('"requestId"')) return chunk;
+  // A line that has a requestId of its own keeps it (one nested deeper, an AWS SDK error's, does not count).
+  if (chunk.includes('"requestId"')) {
+    try {
+      if (Object.hasOwn(JSON.parse(chunk), 'requestId')) return chunk;
+    } catch {
+      return chunk;
+    }
+  }
   const body = chunk.slice(0, -2).trimEnd();
   const key = `"requestId":"${currentRequestId}"}\n`;
   return body === '{' ? `{${key}` : `${body},${key}`;

@@ -323,9 +323,12 @@ describe('local Step Functions', () => {
     expect(answered).toEqual([reserve!.requestId, capture!.requestId]);
     // The line the function wrote carries its invocation's request id, and nothing else of this execution's does.
     const lines = await readLogLines({ logDir: join(work, 'logs'), requestId: reserve!.requestId });
-    expect(lines.map((l) => [l.functionName, l.message, l.fields?.orderId])).toEqual([
-      ['StepsFunction', 'reserving', 'o-logged'],
+    expect(lines.map((l) => [l.functionName, l.message, l.fields?.orderId, l.fields?.error])).toEqual([
+      ['StepsFunction', 'reserving', 'o-logged', { $metadata: { requestId: 'sdk-request' } }],
     ]);
+    // A line with a requestId of its own keeps it.
+    const kept = await readLogLines({ logDir: join(work, 'logs'), requestId: 'own-o-logged' });
+    expect(kept.map((l) => [l.message, l.text.match(/"requestId"/g)?.length])).toEqual([['its own', 1]]);
     expect(await readLogLines({ logDir: join(work, 'logs'), requestId: capture!.requestId })).toEqual([]);
     await own.drain();
   });
