@@ -15,6 +15,7 @@ import { AccessDeniedError, authorize } from './iam';
 import { endpointAuthorizations } from './iam-actions';
 import { awsRefusal, type DynamoFaultRule, refusalFor, validateDynamoFaults } from './lambda/dynamo-faults';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
+import { serveLogs } from './logs';
 import { CACHE_DIR } from './maven';
 import { LocalPrincipals } from './principals';
 import { LocalQueues } from './queues';
@@ -434,7 +435,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       queues: queues.arns.map((arn) => arn.split(':').at(-1)!),
     };
     endpoint.serveAdmin('/_local/wiring', () => wiring);
-    serveConsole(endpoint, stepFunctions, queues);
+    serveConsole(endpoint, stepFunctions, queues, runtime.logDirectory !== undefined);
+    serveLogs(endpoint, runtime.logDirectory);
     endpoint.serveAdmin('/_local/stats', () => ({
       ...telemetry.snapshot(),
       cpu: cpuMeter.sinceReset(),

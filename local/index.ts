@@ -63,6 +63,8 @@ export {
 } from './lambda/dynamo-faults';
 // The cloud as `npm start` runs it, in a child process.
 export { type LocalProcess, startLocalProcess } from './local-process';
+// The functions' log lines of one request, by request id or correlation id (GET /_local/logs, the logs CLI).
+export { type LogLine, type LogQuery, parseLogLine, readLogLines } from './logs';
 // Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
 export { CACHE_DIR } from './maven';
 // `npm start`'s command line: its options and their help (main.ts parses it).

@@ -1,6 +1,18 @@
 // The saga console's page script (bundled by esbuild when the page is first asked for).
 // It polls while the page is visible: the list every 2 s, the chosen execution every second while it runs.
-import type { ConsoleStatus, ExecutionRow, GraphNode, StateGraph, StateResult } from './saga-view';
+import type { LogLine } from '../logs';
+import {
+  type Attempt,
+  type ConsoleStatus,
+  type ExecutionRow,
+  type GraphNode,
+  type HistoryRow,
+  logLineSummary,
+  prettyJson,
+  readableDetails,
+  type StateGraph,
+  type StateResult,
+} from './saga-view';
 
 interface ListAnswer {
   executions: (ExecutionRow & { machine: string })[];
@@ -17,13 +29,22 @@ interface DetailAnswer {
     output?: string;
     error?: string;
     cause?: string;
+    correlationId?: string;
     historyKept: boolean;
+    logsKept: boolean;
   };
   graph: StateGraph;
   states: Record<string, StateResult>;
+  history: HistoryRow[];
+}
+
+interface LogsAnswer {
+  lines: LogLine[];
+  truncated: boolean;
 }
 
 const API = '/_local/console/api';
+const LOGS = '/_local/logs';
 const SVG = 'http://www.w3.org/2000/svg';
 
 let selectedArn: string | undefined = decodeURIComponent(location.hash.slice(1)) || undefined;
@@ -58,14 +79,24 @@ const duration = (ms: number | undefined) =>
       ? `${Math.round(ms)} ms`
       : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
-function pretty(json: string | undefined): string {
-  if (json === undefined) return '';
-  try {
-    return JSON.stringify(JSON.parse(json), null, 2);
-  } catch {
-    return json;
-  }
+const pretty = prettyJson;
+/** A time of day to the millisecond, for the history and the log lines. */
+const preciseTime = (ms: number) => `${time(ms)}.${String(Math.floor(ms) % 1000).padStart(3, '0')}`;
+
+/** Which collapsible blocks are open, by key: kept across the redraws of a running execution. */
+const openBlocks = new Map<string, boolean>();
+
+/** A collapsible block (`<details>`) whose open state outlives a redraw. */
+function collapsible(key: string, title: Node | string, openByDefault: boolean, ...content: Node[]) {
+  const block = element('details', { 'data-block': key }, element('summary', {}, title), ...content);
+  block.open = openBlocks.get(key) ?? openByDefault;
+  block.addEventListener('toggle', () => openBlocks.set(key, block.open));
+  return block;
 }
+
+/** A JSON text, indented, in a collapsible block. */
+const jsonBlock = (key: string, title: string, json: string, openByDefault = true) =>
+  collapsible(key, title, openByDefault, element('pre', { 'data-json': key }, pretty(json)));
 
 const statusBadge = (status: ConsoleStatus) => element('span', { class: `status ${status}` }, status);
 
@@ -143,8 +174,255 @@ async function refreshDetail() {
   );
   $('#summary').setAttribute('data-status', e.status);
   $('#summary').classList.remove('muted');
+  showExecutionData(answer);
   drawGraph(answer.graph, answer.states);
   showState();
+  showHistory(answer);
+  showCorrelatedLogs(answer);
+}
+
+/** The execution's input and its output (or its error and cause), as JSON, each collapsible. */
+function showExecutionData(answer: DetailAnswer) {
+  const e = answer.execution;
+  // Closed until opened (the graph stays in view); once opened, open for every execution shown after.
+  const blocks: HTMLElement[] = [jsonBlock('execution-input', 'Execution input', e.input, false)];
+  if (e.output !== undefined) blocks.push(jsonBlock('execution-output', 'Execution output', e.output, false));
+  if (e.error !== undefined || e.cause !== undefined) {
+    blocks.push(
+      collapsible(
+        'execution-error',
+        'Execution error',
+        true,
+        element(
+          'pre',
+          { 'data-json': 'execution-error' },
+          [e.error ?? '', pretty(e.cause)].filter(Boolean).join('\n'),
+        ),
+      ),
+    );
+  }
+  if (e.status === 'RUNNING') blocks.push(element('p', { class: 'muted' }, 'Running: no output yet.'));
+  $('#execution-data').replaceChildren(...blocks);
+}
+
+/** The event history as Step Functions records it: a row per event, its details collapsed. */
+function showHistory(answer: DetailAnswer) {
+  const rows = answer.history.map((event) => {
+    const stateCell = element('td', { class: 'state-name' }, event.state ?? '');
+    if (event.state && answer.states[event.state]) {
+      const link = element('a', { href: '#', 'data-select-state': event.state }, event.state);
+      link.addEventListener('click', (click) => {
+        click.preventDefault();
+        selectState(event.state!);
+        $('#state-detail').scrollIntoView({ block: 'nearest' });
+      });
+      stateCell.replaceChildren(link);
+    }
+    const details = element('td', { class: 'event-details' }, event.summary);
+    if (event.requestId) {
+      details.append(
+        ' ',
+        element(
+          'span',
+          { class: 'muted', title: "the invocation's request id" },
+          `(request ${event.requestId})`,
+        ),
+      );
+    }
+    if (event.details) {
+      details.append(
+        collapsible(
+          `event-${event.id}`,
+          'details',
+          false,
+          element('pre', {}, JSON.stringify(readableDetails(event.details), null, 2)),
+        ),
+      );
+    }
+    return element(
+      'tr',
+      { 'data-event-id': String(event.id), 'data-type': event.type },
+      element('td', {}, String(event.id)),
+      element('td', { class: 'event-type' }, event.type),
+      element('td', {}, preciseTime(event.timestamp)),
+      element('td', {}, `+${duration(event.elapsedMs) || '0 ms'}`),
+      stateCell,
+      details,
+    );
+  });
+  const table = element(
+    'table',
+    { id: 'history-table', class: 'history' },
+    element(
+      'thead',
+      {},
+      element(
+        'tr',
+        {},
+        ...['#', 'Type', 'Time', 'Elapsed', 'State', 'Details'].map((t) => element('th', {}, t)),
+      ),
+    ),
+    element('tbody', {}, ...rows),
+  );
+  $('#history').replaceChildren(
+    collapsible(
+      'history',
+      `Event history (${answer.history.length} events)`,
+      true,
+      answer.execution.historyKept
+        ? table
+        : element('p', { class: 'muted' }, 'The history of this execution is no longer kept.'),
+    ),
+  );
+}
+
+/** Log lines as a table: time, function (when several), level, message; the whole line on a click. */
+function logTable(lines: LogLine[], withFunction: boolean, attemptOf?: (line: LogLine) => string) {
+  const header = [
+    ...(attemptOf ? ['Attempt'] : []),
+    'Time',
+    ...(withFunction ? ['Function'] : []),
+    'Level',
+    'Message',
+  ];
+  return element(
+    'table',
+    { class: 'log-lines' },
+    element('thead', {}, element('tr', {}, ...header.map((t) => element('th', {}, t)))),
+    element(
+      'tbody',
+      {},
+      ...lines.map((line) =>
+        element(
+          'tr',
+          { 'data-request-id': line.requestId ?? '', 'data-function': line.functionName },
+          ...(attemptOf ? [element('td', {}, attemptOf(line))] : []),
+          element('td', {}, line.time === undefined ? '' : preciseTime(line.time)),
+          ...(withFunction ? [element('td', {}, line.functionName)] : []),
+          element('td', {}, line.level ?? ''),
+          element(
+            'td',
+            { class: 'log-message' },
+            element(
+              'details',
+              {},
+              element('summary', {}, logLineSummary(line)),
+              element('pre', {}, line.fields ? JSON.stringify(line.fields, null, 2) : line.text),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+async function fetchLogs(query: URLSearchParams): Promise<LogsAnswer> {
+  const response = await fetch(`${LOGS}?${query}`);
+  const body = (await response.json()) as LogsAnswer & { message?: string };
+  if (!response.ok) throw new Error(body.message ?? `${LOGS}: ${response.status}`);
+  return body;
+}
+
+/** The lines of a state's attempts, by their request ids: final once every attempt has ended. */
+const stateLogs = new Map<string, { answer: LogsAnswer; final: boolean }>();
+
+/** Fills the state panel's log lines: every line its attempts' invocations wrote, by request id. */
+async function showStateLogs(attempts: readonly Attempt[]) {
+  const panel = document.querySelector<HTMLElement>('#state-logs');
+  if (!panel) return;
+  const invoked = attempts.filter((a) => a.requestId && a.functionName);
+  if (!detail?.execution.logsKept) {
+    panel.replaceChildren(
+      element('p', { class: 'muted' }, "The functions' output goes to the terminal: no log lines kept."),
+    );
+    panel.setAttribute('data-loaded', 'true');
+    return;
+  }
+  if (invoked.length === 0) {
+    panel.replaceChildren(element('p', { class: 'muted' }, 'No function invoked: no log lines.'));
+    panel.setAttribute('data-loaded', 'true');
+    return;
+  }
+  const key = invoked.map((a) => a.requestId).join(',');
+  panel.setAttribute('data-request-ids', key);
+  const functions = [...new Set(invoked.map((a) => a.functionName!))];
+  const attemptOf = (line: LogLine) =>
+    String(invoked.find((a) => a.requestId === line.requestId)?.number ?? '');
+  const render = (answer: LogsAnswer) => {
+    panel.replaceChildren(
+      element(
+        'p',
+        { class: 'muted' },
+        `${answer.lines.length} line${answer.lines.length === 1 ? '' : 's'} logged by ${functions.join(', ')} ` +
+          `(request ${invoked.map((a) => a.requestId).join(', ')})${answer.truncated ? ', the first shown' : ''}`,
+      ),
+      ...(answer.lines.length === 0 ? [] : [logTable(answer.lines, false, attemptOf)]),
+    );
+    panel.setAttribute('data-loaded', 'true');
+  };
+  // What was read before shows at once (no flicker while the execution runs and the panel is redrawn).
+  const known = stateLogs.get(key);
+  if (known) render(known.answer);
+  if (known?.final) return;
+  const query = new URLSearchParams();
+  for (const a of invoked) query.append('requestId', a.requestId!);
+  if (functions.length === 1) query.set('function', functions[0]!);
+  let answer: LogsAnswer;
+  try {
+    answer = await fetchLogs(query);
+  } catch (error) {
+    panel.replaceChildren(element('p', { class: 'muted' }, (error as Error).message));
+    return;
+  }
+  const final = invoked.length === attempts.length && attempts.every((a) => a.outcome !== 'running');
+  stateLogs.set(key, { answer, final });
+  // The panel may have been redrawn, or show another state, by now.
+  if (panel.isConnected && panel.getAttribute('data-request-ids') === key) render(answer);
+}
+
+/**
+ * Every line of the execution's request: those with its correlation id (the placing request's, say) and
+ * those its Task invocations wrote, across functions; read when the block is opened.
+ */
+function showCorrelatedLogs(answer: DetailAnswer) {
+  const e = answer.execution;
+  const target = $('#correlated-logs');
+  const requestIds = answer.history.flatMap((row) => (row.requestId ? [row.requestId] : []));
+  if (!e.logsKept || (e.correlationId === undefined && requestIds.length === 0)) {
+    target.replaceChildren();
+    return;
+  }
+  const body = element('div', { id: 'correlated-lines' }, element('p', { class: 'muted' }, 'Loading…'));
+  const block = collapsible(
+    'correlated-logs',
+    e.correlationId ? `All log lines of correlation id ${e.correlationId}` : 'All log lines of its Tasks',
+    false,
+    body,
+  );
+  const load = () => {
+    const query = new URLSearchParams();
+    if (e.correlationId) query.set('correlationId', e.correlationId);
+    for (const id of requestIds) query.append('requestId', id);
+    fetchLogs(query).then(
+      (logs) => {
+        body.replaceChildren(
+          element(
+            'p',
+            { class: 'muted' },
+            `${logs.lines.length} lines${logs.truncated ? ', the first shown' : ''}`,
+          ),
+          ...(logs.lines.length === 0 ? [] : [logTable(logs.lines, true)]),
+        );
+        body.setAttribute('data-loaded', 'true');
+      },
+      (error: Error) => body.replaceChildren(element('p', { class: 'muted' }, error.message)),
+    );
+  };
+  block.addEventListener('toggle', () => {
+    if (block.open) load();
+  });
+  if (block.open) load();
+  target.replaceChildren(block);
 }
 
 function drawGraph(graph: StateGraph, states: Record<string, StateResult>) {
@@ -198,13 +476,7 @@ function drawGraph(graph: StateGraph, states: Record<string, StateResult>) {
       svg('text', { x: w / 2, y: 34, 'text-anchor': 'middle', 'font-size': 10.5 }, sub),
       svg('title', {}, `${node.name} (${node.type}): ${outcome}${node.comment ? `\n${node.comment}` : ''}`),
     );
-    group.addEventListener('click', () => {
-      selectedState = node.name;
-      for (const g of document.querySelectorAll('g.state')) {
-        g.classList.toggle('selected', g.getAttribute('data-state') === node.name);
-      }
-      showState();
-    });
+    group.addEventListener('click', () => selectState(node.name));
     return group;
   });
   const marker = svg(
@@ -248,11 +520,19 @@ function spent(result: StateResult | undefined): number | undefined {
   );
 }
 
+function selectState(name: string) {
+  selectedState = name;
+  for (const g of document.querySelectorAll('g.state')) {
+    g.classList.toggle('selected', g.getAttribute('data-state') === name);
+  }
+  showState();
+}
+
 function showState() {
   const panel = $('#state-detail');
   if (!detail || !selectedState) {
     panel.replaceChildren(
-      element('p', { class: 'muted' }, 'Click a state for its attempts, input and output.'),
+      element('p', { class: 'muted' }, 'Click a state for its attempts, input, output and log lines.'),
     );
     return;
   }
@@ -260,7 +540,7 @@ function showState() {
   const node = detail.graph.nodes.find((n) => n.name === selectedState);
   if (!result || !node) return;
   const block = (title: string, json: string | undefined) =>
-    json === undefined ? [] : [element('h3', {}, title), element('pre', {}, pretty(json))];
+    json === undefined ? [] : [jsonBlock(`state-${title.toLowerCase()}`, title, json)];
   const attempts = result.attempts.map((a) =>
     element(
       'tr',
@@ -270,6 +550,7 @@ function showState() {
       element('td', {}, duration(a.endedAt === undefined ? undefined : a.endedAt - a.startedAt)),
       element('td', {}, a.outcome),
       element('td', {}, a.error ?? ''),
+      element('td', { class: 'request-id' }, a.requestId ?? ''),
     ),
   );
   panel.replaceChildren(
@@ -295,7 +576,9 @@ function showState() {
               element(
                 'tr',
                 {},
-                ...['#', 'Started', 'Took', 'Outcome', 'Error'].map((t) => element('th', {}, t)),
+                ...['#', 'Started', 'Took', 'Outcome', 'Error', 'Request id'].map((t) =>
+                  element('th', {}, t),
+                ),
               ),
             ),
             element('tbody', {}, ...attempts),
@@ -309,7 +592,14 @@ function showState() {
       : []),
     ...block('Input', result.input),
     ...block('Output', result.output),
+    element('h3', {}, 'Log lines'),
+    element(
+      'div',
+      { id: 'state-logs', 'data-state': node.name },
+      element('p', { class: 'muted' }, 'Loading…'),
+    ),
   );
+  void showStateLogs(result.attempts);
 }
 
 let listTimer: ReturnType<typeof setTimeout> | undefined;

@@ -4,9 +4,11 @@ import type { AwsEndpoint } from '../aws-endpoint';
 import type { LocalQueues } from '../queues';
 import type { ConsoleExecution, LocalStepFunctions } from '../stepfunctions';
 import {
+  correlationIdOf,
   type ExecutionLike,
   executionFilter,
   executionRow,
+  historyRows,
   type StateGraph,
   searchKey,
   stateGraph,
@@ -25,9 +27,17 @@ const MAX_ROWS = 1000;
  * machine's graph coloured by what each state did, live while it runs, with
  * the dead-letter queues' depths. Everything is computed when the page asks
  * (it polls while open), from what the local Step Functions keeps anyway:
- * with nobody looking, the console costs nothing.
+ * with nobody looking, the console costs nothing. An execution shows its
+ * input and output, its event history, and each Task attempt's log lines
+ * (read from `GET /_local/logs` by the invocation's request id, when
+ * `logsKept`: the functions' output goes to files, not to the terminal).
  */
-export function serveConsole(endpoint: AwsEndpoint, stepFunctions: LocalStepFunctions, queues: LocalQueues) {
+export function serveConsole(
+  endpoint: AwsEndpoint,
+  stepFunctions: LocalStepFunctions,
+  queues: LocalQueues,
+  logsKept = true,
+) {
   const graphs = new Map<string, StateGraph>();
   const graphOf = (machineArn: string): StateGraph => {
     let graph = graphs.get(machineArn);
@@ -112,11 +122,12 @@ export function serveConsole(endpoint: AwsEndpoint, stepFunctions: LocalStepFunc
   endpoint.servePath('GET', new RegExp(`^${CONSOLE_PATH}/api/execution$`), async (_match, _body, query) => {
     const execution = stepFunctions.consoleExecution(query.get('arn') ?? '');
     if (!execution) return { status: 404, body: { message: `no execution ${query.get('arn')}` } };
-    return { status: 200, body: executionDetail(execution, graphOf(execution.machine.arn)) };
+    return { status: 200, body: executionDetail(execution, graphOf(execution.machine.arn), logsKept) };
   });
 }
 
-function executionDetail(execution: ConsoleExecution, graph: StateGraph) {
+function executionDetail(execution: ConsoleExecution, graph: StateGraph, logsKept: boolean) {
+  const correlationId = correlationIdOf(execution.input);
   return {
     execution: {
       ...executionRow(execution, graph),
@@ -125,10 +136,13 @@ function executionDetail(execution: ConsoleExecution, graph: StateGraph) {
       ...(execution.output === undefined ? {} : { output: execution.output }),
       ...(execution.error === undefined ? {} : { error: execution.error }),
       ...(execution.cause === undefined ? {} : { cause: execution.cause }),
+      ...(correlationId === undefined ? {} : { correlationId }),
       historyKept: !execution.historyDropped,
+      logsKept,
     },
     graph,
-    states: stateResults(graph, execution.status, execution.events),
+    states: stateResults(graph, execution.status, execution.events, execution.invocations),
+    history: historyRows(execution.events, execution.startDate, execution.invocations),
   };
 }
 
@@ -188,8 +202,17 @@ const PAGE = `<!doctype html>
   .legend { display: flex; gap: 12px; justify-content: center; margin: 6px 0; color: #4a525c; }
   .legend i { display: inline-block; width: 11px; height: 11px; border-radius: 3px; margin-right: 4px; vertical-align: -1px; }
   #summary { margin-bottom: 6px; }
-  #state-detail pre { background: #f6f8fa; border: 1px solid #e4e7eb; padding: 6px; max-height: 150px; overflow: auto; white-space: pre-wrap; word-break: break-all; }
+  #state-detail pre, #execution-data pre, #history pre, #correlated-logs pre { background: #f6f8fa; border: 1px solid #e4e7eb; padding: 6px; max-height: 240px; overflow: auto; white-space: pre-wrap; word-break: break-all; margin: 4px 0; }
   #state-detail h3 { margin: 8px 0 4px; font-size: 14px; }
+  details > summary { cursor: pointer; font-weight: 600; margin: 4px 0; }
+  td details > summary { font-weight: normal; }
+  #execution-data, #history, #correlated-logs { margin-top: 8px; }
+  #execution-data { display: grid; grid-template-columns: repeat(auto-fit, minmax(260px, 1fr)); gap: 0 10px; align-items: start; }
+  #execution-data pre { max-height: 160px; }
+  table.history td, table.log-lines td { vertical-align: top; }
+  table.history td.event-details, table.log-lines td.log-message { white-space: normal; overflow: visible; word-break: break-word; }
+  table.history td.event-type { font-family: ui-monospace, monospace; font-size: 11px; }
+  td.request-id { font-family: ui-monospace, monospace; font-size: 10.5px; }
   .muted { color: #68707a; }
 </style>
 </head>
@@ -214,6 +237,7 @@ const PAGE = `<!doctype html>
   </section>
   <section>
     <div id="summary" class="muted">Choose an execution.</div>
+    <div id="execution-data"></div>
     <div class="legend">
       <span><i style="background:var(--ok)"></i>succeeded</span>
       <span><i style="background:var(--failed)"></i>failed</span>
@@ -224,6 +248,8 @@ const PAGE = `<!doctype html>
     </div>
     <div id="graph"></div>
     <div id="state-detail"></div>
+    <div id="history"></div>
+    <div id="correlated-logs"></div>
   </section>
 </main>
 <script src="${CONSOLE_PATH}/app.js"></script>

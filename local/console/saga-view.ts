@@ -1,4 +1,5 @@
-import type { ConsoleExecution, ExecutionStatus } from '../stepfunctions';
+import type { LogLine } from '../logs';
+import type { ConsoleExecution, ExecutionStatus, TaskInvocation } from '../stepfunctions';
 import type { AslDefinition } from '../stepfunctions/definitions';
 
 /**
@@ -185,6 +186,7 @@ export function stateGraph(definition: AslDefinition): StateGraph {
 
 /** The history events the console reads (AWS's shape, as the local Step Functions records it). */
 export interface HistoryEventLike {
+  readonly id?: number;
   readonly type: string;
   /** Epoch seconds. */
   readonly timestamp: number;
@@ -194,6 +196,9 @@ export interface HistoryEventLike {
 export interface Attempt {
   readonly number: number;
   readonly startedAt: number;
+  /** The function this attempt invoked and the invocation's request id: its log lines carry it. */
+  readonly functionName?: string;
+  readonly requestId?: string;
   endedAt?: number;
   outcome: 'running' | 'succeeded' | 'failed' | 'timed-out';
   error?: string;
@@ -226,12 +231,15 @@ const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
  * reached, running, succeeded, failed (its last attempt failed, or the
  * execution ended in it) or compensated (a state of the compensation path
  * that completed), with its attempts (each Task retry is another), timings
- * (epoch milliseconds), last input, output and error.
+ * (epoch milliseconds), last input, output and error; an attempt that invoked
+ * a function names it and its request id (`invocations`, by the id of the
+ * attempt's scheduled event).
  */
 export function stateResults(
   graph: StateGraph,
   status: ExecutionStatus,
   history: readonly HistoryEventLike[],
+  invocations: ReadonlyMap<number, TaskInvocation> = new Map(),
 ): Record<string, StateResult> {
   const results: Record<string, StateResult> = {};
   const compensation = new Set(graph.nodes.filter((n) => n.compensation).map((n) => n.name));
@@ -275,10 +283,12 @@ export function stateResults(
       if (open === result) open = undefined;
     } else if (event.type === 'TaskScheduled' || event.type === 'LambdaFunctionScheduled') {
       if (!open) continue;
+      const invocation = event.id === undefined ? undefined : invocations.get(event.id);
       attempt = {
         number: open.attempts.length + 1,
         startedAt: ms,
         outcome: 'running',
+        ...invocation,
         ...(text(details.parameters ?? details.input) === undefined
           ? {}
           : { input: text(details.parameters ?? details.input)! }),
@@ -426,4 +436,136 @@ export function executionFilter(
     if (filter.status && consoleStatus(execution, graph) !== filter.status) return false;
     return !needle || keyOf(execution).includes(needle);
   };
+}
+
+/** The correlation id an execution's input carries (an OrderPlaced event's `detail.correlationId`, or a bare one). */
+export function correlationIdOf(input: string | undefined): string | undefined {
+  const parsed = parse(input);
+  const id = field(parsed, 'detail', 'correlationId') ?? field(parsed, 'correlationId');
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** One event of the history as the console's table shows it. */
+export interface HistoryRow {
+  readonly id: number;
+  readonly type: string;
+  /** Epoch ms. */
+  readonly timestamp: number;
+  /** Since the execution started. */
+  readonly elapsedMs: number;
+  /** The state the event belongs to: the one it enters or leaves, or the one whose Task it runs. */
+  readonly state?: string;
+  /** What a row says of the event in a few words: the resource a Task calls, an error. */
+  readonly summary: string;
+  /** The event's `…EventDetails`, as Step Functions records them. */
+  readonly details?: Record<string, unknown>;
+  /** For a Task attempt that invoked a function: which, and the invocation's request id. */
+  readonly functionName?: string;
+  readonly requestId?: string;
+}
+
+const shorten = (value: string, max = 120) => (value.length > max ? `${value.slice(0, max - 1)}…` : value);
+
+/** The few words a history row says of an event beside its type and state. */
+export function eventSummary(event: HistoryEventLike): string {
+  const details = detailsOf(event);
+  const error = text(details.error);
+  const cause = text(details.cause);
+  if (error !== undefined || cause !== undefined) {
+    return shorten([error, cause].filter((v) => v !== undefined).join(': '));
+  }
+  const resourceType = text(details.resourceType);
+  const resource = text(details.resource);
+  if (resourceType !== undefined && resource !== undefined) {
+    if (resourceType === 'lambda' && resource === 'invoke') {
+      const functionName = field(parse(text(details.parameters)), 'FunctionName');
+      if (typeof functionName === 'string') return `lambda:invoke ${functionName.split(':').at(-1)}`;
+    }
+    return `${resourceType}:${resource}`;
+  }
+  if (resource !== undefined) return resource.split(':').at(-1) ?? resource;
+  return '';
+}
+
+/**
+ * The execution's history as Step Functions records it (GetExecutionHistory's
+ * events, oldest first), one row per event: its id, type, time and time since
+ * the execution started, the state it belongs to, its details, and for a Task
+ * attempt that invoked a function, the invocation (`invocations`, by the id of
+ * the attempt's scheduled event) whose log lines the console can show.
+ */
+export function historyRows(
+  history: readonly HistoryEventLike[],
+  startDate: number,
+  invocations: ReadonlyMap<number, TaskInvocation> = new Map(),
+): HistoryRow[] {
+  let state: string | undefined;
+  return history.map((event, index) => {
+    const details = detailsOf(event);
+    const id = event.id ?? index + 1;
+    const named = event.type.endsWith('StateEntered') || event.type.endsWith('StateExited');
+    if (named) state = text(details.name) ?? state;
+    const belongsTo = named || /^(Task|LambdaFunction)/.test(event.type) ? state : undefined;
+    const invocation = invocations.get(id);
+    const timestamp = event.timestamp * 1000;
+    const row: HistoryRow = {
+      id,
+      type: event.type,
+      timestamp,
+      elapsedMs: Math.max(0, timestamp - startDate),
+      ...(belongsTo === undefined ? {} : { state: belongsTo }),
+      summary: eventSummary(event),
+      ...(Object.keys(details).length === 0 ? {} : { details }),
+      ...invocation,
+    };
+    if (event.type.endsWith('StateExited')) state = undefined;
+    return row;
+  });
+}
+
+/** A JSON text indented for reading; a text that is not JSON as it is. */
+export function prettyJson(json: string | undefined): string {
+  if (json === undefined) return '';
+  try {
+    return JSON.stringify(JSON.parse(json), null, 2);
+  } catch {
+    return json;
+  }
+}
+
+/**
+ * What a log line says in one line: its message (Powertools'), or for an EMF
+ * document the metrics it emits with their values, or else the line itself.
+ */
+export function logLineSummary(line: Pick<LogLine, 'message' | 'fields' | 'text'>): string {
+  if (line.message !== undefined) return line.message;
+  const directives = field(line.fields, '_aws', 'CloudWatchMetrics');
+  if (Array.isArray(directives)) {
+    const names = directives.flatMap((d) => {
+      const metrics = field(d, 'Metrics');
+      return Array.isArray(metrics) ? metrics.map((m) => field(m, 'Name')) : [];
+    });
+    const values = names
+      .filter((n): n is string => typeof n === 'string')
+      .map((n) => `${n}=${JSON.stringify(line.fields?.[n])}`);
+    if (values.length > 0) return `metrics ${values.join(', ')}`;
+  }
+  return shorten(line.text, 200);
+}
+
+const JSON_FIELDS = new Set(['input', 'output', 'parameters', 'cause']);
+
+/**
+ * An event's details for reading: the JSON texts Step Functions records as
+ * strings (`input`, `output`, `parameters`, a `cause` that is JSON) parsed, so
+ * that they indent with the rest.
+ */
+export function readableDetails(details: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(details).map(([key, value]) => {
+      if (!JSON_FIELDS.has(key) || typeof value !== 'string') return [key, value];
+      const parsed = parse(value);
+      return [key, parsed === undefined ? value : parsed];
+    }),
+  );
 }

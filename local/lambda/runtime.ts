@@ -410,6 +410,14 @@ export class LambdaRuntime {
     this.reaper.unref();
   }
 
+  /**
+   * The directory of the functions' log files (`<logical id>.log`, one JSON line per line a
+   * function wrote), or undefined when their output goes to the terminal instead.
+   */
+  get logDirectory(): string | undefined {
+    return this.options.echoLogs ? undefined : this.logDir;
+  }
+
   /** Each function's current spec, by logical id. */
   get specs(): ReadonlyMap<string, FunctionSpec> {
     return this.specsById;
@@ -1061,11 +1069,12 @@ export class LambdaRuntime {
    * `maxQueueWaitMs`, when given, bounds the wait for a sandbox: an invocation still queued then leaves
    * the queue unrun and is refused as throttled (Lambda refuses a synchronous invocation it has no
    * environment for rather than holding it).
+   * `onStart` is told the invocation's request id (its `awsRequestId`) when it starts in a sandbox.
    */
   async invoke(
     functionId: string,
     event: unknown,
-    options: { onPause?: () => void; maxQueueWaitMs?: number } = {},
+    options: { onPause?: () => void; maxQueueWaitMs?: number; onStart?: (requestId: string) => void } = {},
   ): Promise<unknown> {
     const pool = this.pools.get(functionId);
     if (!pool) throw new Error(`no local function ${functionId}`);
@@ -1122,6 +1131,7 @@ export class LambdaRuntime {
         returned = true;
       }
       sandbox = turn.sandbox;
+      options.onStart?.(id);
       if (turn.handOver) pool.stats.handedOver++;
       if (sandbox.invocations++ === 0) pool.stats.used++;
       pool.stats.invocations++;

@@ -15,6 +15,31 @@ const { codeDir, handler: handlerSetting, logFile, compileCacheDir } = workerDat
 // grows, an idle one was stopped) skips compiling its bundle, a fifth of its start (measured).
 if (compileCacheDir) require('node:module').enableCompileCache(compileCacheDir);
 
+/** The request id of the invocation running in this sandbox (its `awsRequestId`), while one runs. */
+let currentRequestId;
+
+/**
+ * A JSON line the function writes during an invocation, with that invocation's `requestId` as its
+ * last key (unless it has one of its own). Lambda keeps each sandbox's lines in a log stream of
+ * their own, between the invocation's START and END; here every sandbox of a function appends to one
+ * file, so the line says which invocation wrote it (the saga console and the log reader find an
+ * invocation's lines by it). Powertools writes one line per call; anything else is left as it is.
+ */
+function stamped(chunk) {
+  if (currentRequestId === undefined || chunk.charCodeAt(0) !== 123 || !chunk.endsWith('}\n')) return chunk;
+  // A line that has a requestId of its own keeps it (one nested deeper, an AWS SDK error's, does not count).
+  if (chunk.includes('"requestId"')) {
+    try {
+      if (Object.hasOwn(JSON.parse(chunk), 'requestId')) return chunk;
+    } catch {
+      return chunk;
+    }
+  }
+  const body = chunk.slice(0, -2).trimEnd();
+  const key = `"requestId":"${currentRequestId}"}\n`;
+  return body === '{' ? `{${key}` : `${body},${key}`;
+}
+
 // The function's output goes straight to its log file from this thread: piped through the
 // parent, every log line of every function would cost the local cloud's main thread.
 if (logFile) {
@@ -22,7 +47,7 @@ if (logFile) {
   const fd = openSync(logFile, 'a');
   for (const stream of [process.stdout, process.stderr]) {
     stream.write = (chunk, encoding, callback) => {
-      writeSync(fd, typeof chunk === 'string' ? chunk : Buffer.from(chunk));
+      writeSync(fd, typeof chunk === 'string' ? stamped(chunk) : Buffer.from(chunk));
       const done = typeof encoding === 'function' ? encoding : callback;
       if (done) done();
       return true;
@@ -114,6 +139,7 @@ parentPort.on('message', (message) => {
 async function run({ id, event, context, handOver, timeoutMs }) {
   const overlapped = active > 0;
   active++;
+  currentRequestId = context.awsRequestId;
   // A handed-over invocation's time counts from its start, not from when it was handed over.
   const deadline = handOver ? Date.now() + timeoutMs : context.deadlineMs;
   const lambdaContext = {
@@ -133,6 +159,8 @@ async function run({ id, event, context, handOver, timeoutMs }) {
     answer = { id, error: errorPayload(error) };
   }
   active--;
+  // What the function writes after answering (a promise it did not await) carries no request id.
+  if (active === 0) currentRequestId = undefined;
   paused = false;
   waiting = 0;
   // The next one starts at once, unless this one overran its deadline: the parent then stops this

@@ -39,6 +39,15 @@ export interface HistoryEvent {
   readonly [details: string]: unknown;
 }
 
+/**
+ * A Task attempt that invoked a function: the function's logical id and the
+ * invocation's request id (its `awsRequestId`, stamped on the lines it logged).
+ */
+export interface TaskInvocation {
+  readonly functionName: string;
+  readonly requestId: string;
+}
+
 /** An execution as the saga console reads it. */
 export interface ConsoleExecution {
   readonly executionArn: string;
@@ -53,6 +62,8 @@ export interface ConsoleExecution {
   readonly cause?: string;
   readonly lastState?: string;
   readonly events: readonly HistoryEvent[];
+  /** The Task attempts that invoked a function, by the id of their `TaskScheduled` (or `LambdaFunctionScheduled`) event. */
+  readonly invocations: ReadonlyMap<number, TaskInvocation>;
   readonly historyDropped?: true;
 }
 
@@ -74,6 +85,7 @@ interface Execution {
   error?: string;
   cause?: string;
   readonly events: HistoryEvent[];
+  readonly invocations: Map<number, TaskInvocation>;
   historyDropped?: true;
   /** The last state entered (one assignment per transition): the saga console tells a compensated saga by it. */
   lastState?: string;
@@ -440,6 +452,7 @@ export class LocalStepFunctions {
       startDate: Date.now(),
       status: 'RUNNING',
       events: [],
+      invocations: new Map(),
       closed: false,
       abort: () => {},
       done: Promise.resolve(),
@@ -616,6 +629,7 @@ export class LocalStepFunctions {
     while (this.finished.length - this.historyHead > KEEP_HISTORIES) {
       const old = this.finished[this.historyHead++]!;
       old.events.length = 0;
+      old.invocations.clear();
       old.historyDropped = true;
     }
     while (this.finished.length - this.finishedHead > KEEP_FINISHED) {
@@ -679,9 +693,11 @@ export class LocalStepFunctions {
         open = false;
         throw ended();
       }
-      this.recordTaskStart(execution, task, input, timeoutSeconds);
+      const scheduled = this.recordTaskStart(execution, task, input, timeoutSeconds);
       this.stats.taskInvocations++;
-      const attempt = this.attempt(execution.machine, task, input);
+      const attempt = this.attempt(execution.machine, task, input, (requestId, functionName) => {
+        if (scheduled !== undefined) execution.invocations.set(scheduled, { functionName, requestId });
+      });
       const tracked = attempt.then(
         () => undefined,
         () => undefined,
@@ -717,7 +733,13 @@ export class LocalStepFunctions {
     }
   }
 
-  private async attempt(machine: Machine, task: TaskSpec, input: JsonValue): Promise<JsonValue> {
+  /** `onStart` is told the request id of the function invocation, once it starts. */
+  private async attempt(
+    machine: Machine,
+    task: TaskSpec,
+    input: JsonValue,
+    onStart: (requestId: string, functionName: string) => void,
+  ): Promise<JsonValue> {
     for (const rule of this.faults) {
       if (rule.state !== task.state || Math.random() >= rule.rate) continue;
       if (rule.times !== undefined) {
@@ -734,8 +756,11 @@ export class LocalStepFunctions {
     }
     if (task.kind === 'dynamodb') return this.readItem(machine, input);
     if (task.kind === 'function') {
-      this.checkInvoke(machine, task.functionId!);
-      return (await this.runtime.invoke(task.functionId!, input)) as JsonValue;
+      const functionId = task.functionId!;
+      this.checkInvoke(machine, functionId);
+      return (await this.runtime.invoke(functionId, input, {
+        onStart: (requestId) => onStart(requestId, functionId),
+      })) as JsonValue;
     }
     const parameters = (input ?? {}) as { FunctionName?: unknown; Payload?: unknown };
     let functionId = task.functionId;
@@ -750,8 +775,15 @@ export class LocalStepFunctions {
       }
     }
     this.checkInvoke(machine, functionId);
-    const payload = (await this.runtime.invoke(functionId, parameters.Payload ?? {})) as JsonValue;
-    const requestId = randomUUID();
+    const invoked = functionId;
+    // Invoke's answer carries the invocation's request id, as Lambda's does.
+    let requestId = '';
+    const payload = (await this.runtime.invoke(functionId, parameters.Payload ?? {}, {
+      onStart: (id) => {
+        requestId = id;
+        onStart(id, invoked);
+      },
+    })) as JsonValue;
     const headers = {
       'Content-Type': 'application/json',
       'Content-Length': String(Buffer.byteLength(json(payload))),
@@ -786,7 +818,15 @@ export class LocalStepFunctions {
     }
   }
 
-  private recordTaskStart(execution: Execution, task: TaskSpec, input: JsonValue, timeoutSeconds?: number) {
+  /** Records the attempt's start; returns the id of its scheduled event (none once the execution has closed). */
+  private recordTaskStart(
+    execution: Execution,
+    task: TaskSpec,
+    input: JsonValue,
+    timeoutSeconds?: number,
+  ): number | undefined {
+    if (execution.closed) return undefined;
+    const scheduled = execution.events.length + 1;
     const timeout = timeoutSeconds === undefined ? {} : { timeoutInSeconds: timeoutSeconds };
     if (task.kind !== 'function') {
       const integration = integrationOf(task);
@@ -805,6 +845,7 @@ export class LocalStepFunctions {
       });
       this.record(execution, 'LambdaFunctionStarted');
     }
+    return scheduled;
   }
 
   private recordTaskEnd(

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import {
   awsEndpoint,
@@ -107,7 +108,7 @@ describeInBrowser('the saga console, in Chromium', () => {
       // Chromium's sandbox needs user namespaces, which containers and root often lack.
       args: ['--no-sandbox'],
     });
-    page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1240 } });
   });
 
   afterAll(async () => {
@@ -157,6 +158,86 @@ describeInBrowser('the saga console, in Chromium', () => {
       .locator('#executions tbody tr')
       .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status')));
     expect(statuses.every((s) => s === 'COMPENSATED')).toBe(true);
+  });
+
+  test("an execution's input and output, its event history, and each state's log lines", async () => {
+    const customer = await createCustomer();
+    const product = await createProduct({ stock: 5 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    expect(order.status).toBe('CONFIRMED');
+    const row = await openExecution(page, order.orderId);
+    const executionArn = (await row.getAttribute('data-execution-arn'))!;
+    await page.locator('#summary[data-status="SUCCEEDED"]').waitFor();
+
+    // Input and output, indented, each collapsible; the input is the OrderPlaced event (ids only).
+    const input = page.locator('pre[data-json="execution-input"]');
+    const inputText = (await input.textContent())!;
+    expect(JSON.parse(inputText)).toMatchObject({ detail: { data: { orderId: order.orderId } } });
+    expect(inputText).toContain('\n  "detail": {');
+    expect(await page.locator('pre[data-json="execution-output"]').textContent()).toContain('"confirmation"');
+    // Closed at first (the graph stays in view); opened, they stay open for the next execution shown.
+    expect(await input.isVisible()).toBe(false);
+    await page.click('details[data-block="execution-input"] > summary');
+    await page.click('details[data-block="execution-output"] > summary');
+    expect(await input.isVisible()).toBe(true);
+    expect(await page.locator('pre[data-json="execution-output"]').isVisible()).toBe(true);
+
+    // The history: every event GetExecutionHistory gives, in order.
+    const sfn = new SFNClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    const { events = [] } = await sfn.send(
+      new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }),
+    );
+    sfn.destroy();
+    const rows = await page
+      .locator('#history-table tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [Number(tr.getAttribute('data-event-id')), tr.getAttribute('data-type')]),
+      );
+    expect(rows).toEqual(events.map((e) => [e.id, e.type]));
+    const reserveScheduled = page.locator('#history-table tr[data-type="TaskScheduled"]').first();
+    expect(await reserveScheduled.textContent()).toContain('ReserveStock');
+    expect(await reserveScheduled.textContent()).toMatch(
+      /lambda:invoke SagaStepsFunction\w+ \(request [0-9a-f-]{36}\)/,
+    );
+
+    // A state's log lines: from its row in the history to the lines its invocation wrote.
+    await reserveScheduled.locator('a[data-select-state="ReserveStock"]').click();
+    const logs = page.locator('#state-logs[data-state="ReserveStock"][data-loaded="true"]');
+    await logs.waitFor();
+    const requestId = (await page
+      .locator('#state-detail table.attempts td.request-id')
+      .first()
+      .textContent())!;
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const lines = logs.locator('table.log-lines tbody tr');
+    expect(await lines.count()).toBeGreaterThanOrEqual(1);
+    const requestIds = await lines.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-request-id')));
+    expect(new Set(requestIds)).toEqual(new Set([requestId]));
+    // ReserveStock emits the saga's start (an EMF document): its metric is the line's message.
+    expect(await logs.textContent()).toContain('metrics SagaStarted=1');
+    // The same lines as GET /_local/logs answers for that request id.
+    const served = (await (await fetch(`${awsEndpoint()}/_local/logs?requestId=${requestId}`)).json()) as {
+      lines: { requestId: string }[];
+    };
+    expect(served.lines.length).toBe(await lines.count());
+
+    // A state with no function (a Choice) says so.
+    await page.click('g.state[data-state="IsFirstExecution"]');
+    await page.locator('#state-logs[data-state="IsFirstExecution"][data-loaded="true"]').waitFor();
+    expect(await page.locator('#state-logs').textContent()).toContain('No function invoked');
+
+    // Every line of the execution (its Tasks' and its correlation id's), across functions, when opened.
+    await page.click('details[data-block="correlated-logs"] > summary');
+    await page.locator('#correlated-lines[data-loaded="true"]').waitFor();
+    const all = await page
+      .locator('#correlated-lines table.log-lines tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''));
+    expect(all.some((line) => line.includes('SagaStarted=1'))).toBe(true);
+    expect(all.some((line) => line.includes('SagaConfirmed=1'))).toBe(true);
   });
 
   test('a fault in CapturePayment: the compensation path amber, the failed step red, the rest grey', async () => {

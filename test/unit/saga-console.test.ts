@@ -1,9 +1,15 @@
 import type { AslDefinition } from '@commerce/local-cloud';
 import {
+  correlationIdOf,
   type ExecutionLike,
+  eventSummary,
   executionFilter,
   executionRow,
   type HistoryEventLike,
+  historyRows,
+  logLineSummary,
+  prettyJson,
+  readableDetails,
   searchKey,
   stateGraph,
   stateResults,
@@ -256,5 +262,211 @@ describe('the saga console: the list', () => {
     expect(executionFilter({})(compensated, graph)).toBe(true);
     // The key comes from the caller's cache when it has one.
     expect(executionFilter({ text: 'cached' }, () => 'a cached key')(compensated, graph)).toBe(true);
+  });
+});
+
+describe("the saga console: an execution's data, history and log lines", () => {
+  const graph = stateGraph(small);
+  const FUNCTION_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:StepsFunction';
+  const invokeParameters = JSON.stringify({ FunctionName: FUNCTION_ARN, Payload: { action: 'reserve' } });
+  /** A history as Step Functions records it (ids from 1, epoch seconds): Reserve invoked twice, then Pay. */
+  const START = 1_800_000_000;
+  const history: HistoryEventLike[] = [
+    {
+      type: 'ExecutionStarted',
+      timestamp: START,
+      executionStartedEventDetails: { input: '{"orderId":"o-1"}' },
+    },
+    {
+      type: 'TaskStateEntered',
+      timestamp: START + 0.001,
+      stateEnteredEventDetails: { name: 'Reserve', input: '{}' },
+    },
+    {
+      type: 'TaskScheduled',
+      timestamp: START + 0.002,
+      taskScheduledEventDetails: { resourceType: 'lambda', resource: 'invoke', parameters: invokeParameters },
+    },
+    {
+      type: 'TaskStarted',
+      timestamp: START + 0.003,
+      taskStartedEventDetails: { resourceType: 'lambda', resource: 'invoke' },
+    },
+    {
+      type: 'TaskFailed',
+      timestamp: START + 0.05,
+      taskFailedEventDetails: {
+        resourceType: 'lambda',
+        resource: 'invoke',
+        error: 'TransientError',
+        cause: '{"errorMessage":"flaky"}',
+      },
+    },
+    {
+      type: 'TaskScheduled',
+      timestamp: START + 1.05,
+      taskScheduledEventDetails: { resourceType: 'lambda', resource: 'invoke', parameters: invokeParameters },
+    },
+    {
+      type: 'TaskStarted',
+      timestamp: START + 1.051,
+      taskStartedEventDetails: { resourceType: 'lambda', resource: 'invoke' },
+    },
+    {
+      type: 'TaskSucceeded',
+      timestamp: START + 1.1,
+      taskSucceededEventDetails: {
+        resourceType: 'lambda',
+        resource: 'invoke',
+        output: '{"Payload":{"ok":true}}',
+      },
+    },
+    {
+      type: 'TaskStateExited',
+      timestamp: START + 1.101,
+      stateExitedEventDetails: { name: 'Reserve', output: '{"r":1}' },
+    },
+    {
+      type: 'TaskStateEntered',
+      timestamp: START + 1.102,
+      stateEnteredEventDetails: { name: 'Pay', input: '{}' },
+    },
+    {
+      type: 'TaskScheduled',
+      timestamp: START + 1.103,
+      taskScheduledEventDetails: { resourceType: 'dynamodb', resource: 'getItem', parameters: '{}' },
+    },
+  ].map((e, i) => ({ id: i + 1, ...e }));
+  const invocations = new Map([
+    [3, { functionName: 'StepsFunction', requestId: 'req-1' }],
+    [6, { functionName: 'StepsFunction', requestId: 'req-2' }],
+  ]);
+
+  test("each attempt that invoked a function names it and its request id (its log lines' key)", () => {
+    const states = stateResults(graph, 'RUNNING', history, invocations);
+    expect(states.Reserve!.attempts.map((a) => [a.number, a.outcome, a.functionName, a.requestId])).toEqual([
+      [1, 'failed', 'StepsFunction', 'req-1'],
+      [2, 'succeeded', 'StepsFunction', 'req-2'],
+    ]);
+    // An attempt that invoked no function (a DynamoDB read, an injected fault) has none.
+    expect(states.Pay!.attempts).toHaveLength(1);
+    expect(states.Pay!.attempts[0]!.requestId).toBeUndefined();
+    // Without the map (as before): the same attempts, no request ids.
+    expect(stateResults(graph, 'RUNNING', history).Reserve!.attempts.map((a) => a.requestId)).toEqual([
+      undefined,
+      undefined,
+    ]);
+  });
+
+  test('the history: every event in order, with its time since the start, its state and its details', () => {
+    const rows = historyRows(history, START * 1000, invocations);
+    expect(rows.map((r) => r.id)).toEqual(history.map((e) => e.id));
+    expect(rows.map((r) => r.type)).toEqual(history.map((e) => e.type));
+    expect(rows.map((r) => Math.round(r.elapsedMs))).toEqual([
+      0, 1, 2, 3, 50, 1050, 1051, 1100, 1101, 1102, 1103,
+    ]);
+    expect(rows[0]!.timestamp).toBe(START * 1000);
+    expect(rows.map((r) => r.state)).toEqual([undefined, ...Array(8).fill('Reserve'), 'Pay', 'Pay']);
+    expect(rows[2]).toMatchObject({
+      summary: 'lambda:invoke StepsFunction',
+      functionName: 'StepsFunction',
+      requestId: 'req-1',
+      details: { resourceType: 'lambda', resource: 'invoke', parameters: invokeParameters },
+    });
+    expect(rows[5]!.requestId).toBe('req-2');
+    expect(rows[4]!.summary).toBe('TransientError: {"errorMessage":"flaky"}');
+    expect(rows[10]!.summary).toBe('dynamodb:getItem');
+    // Only the scheduled events name the invocation.
+    expect(rows.filter((r) => r.requestId).map((r) => r.id)).toEqual([3, 6]);
+    // An event without details (TaskStarted of a function ARN resource, say) has none.
+    expect(
+      historyRows([{ id: 1, type: 'LambdaFunctionStarted', timestamp: START }], START * 1000)[0],
+    ).toEqual({
+      id: 1,
+      type: 'LambdaFunctionStarted',
+      timestamp: START * 1000,
+      elapsedMs: 0,
+      summary: '',
+    });
+  });
+
+  test("a row's few words: the function a Task invokes, or the error and cause", () => {
+    expect(
+      eventSummary({
+        type: 'LambdaFunctionScheduled',
+        timestamp: 1,
+        lambdaFunctionScheduledEventDetails: { resource: FUNCTION_ARN, input: '{}' },
+      }),
+    ).toBe('StepsFunction');
+    expect(
+      eventSummary({
+        type: 'ExecutionFailed',
+        timestamp: 1,
+        executionFailedEventDetails: { error: 'States.Timeout' },
+      }),
+    ).toBe('States.Timeout');
+    expect(
+      eventSummary({
+        type: 'ExecutionFailed',
+        timestamp: 1,
+        executionFailedEventDetails: { cause: 'x'.repeat(500) },
+      }),
+    ).toHaveLength(120);
+    expect(
+      eventSummary({ type: 'PassStateEntered', timestamp: 1, stateEnteredEventDetails: { name: 'P' } }),
+    ).toBe('');
+  });
+
+  test('details for reading: the JSON texts parsed, the rest as it is', () => {
+    expect(
+      readableDetails({
+        input: '{"a":1}',
+        output: 'not json',
+        cause: '{"errorMessage":"m"}',
+        name: '{"a":1}',
+        timeoutInSeconds: 5,
+      }),
+    ).toEqual({
+      input: { a: 1 },
+      output: 'not json',
+      cause: { errorMessage: 'm' },
+      name: '{"a":1}',
+      timeoutInSeconds: 5,
+    });
+    expect(prettyJson('{"a":{"b":1}}')).toBe('{\n  "a": {\n    "b": 1\n  }\n}');
+    expect(prettyJson('plain')).toBe('plain');
+    expect(prettyJson(undefined)).toBe('');
+  });
+
+  test("the correlation id an execution's input carries (ids only: nothing is added to the input)", () => {
+    expect(
+      correlationIdOf(JSON.stringify({ detail: { correlationId: 'c-1', data: { orderId: 'o' } } })),
+    ).toBe('c-1');
+    expect(correlationIdOf('{"correlationId":"c-2"}')).toBe('c-2');
+    expect(correlationIdOf('{"orderId":"o"}')).toBeUndefined();
+    expect(correlationIdOf('not json')).toBeUndefined();
+  });
+
+  test("a log line in one line: Powertools' message, an EMF document's metrics, else the text", () => {
+    expect(logLineSummary({ message: 'saga step failed', text: '{}' })).toBe('saga step failed');
+    const emf = {
+      _aws: {
+        Timestamp: 1,
+        CloudWatchMetrics: [
+          {
+            Namespace: 'N',
+            Dimensions: [['service']],
+            Metrics: [{ Name: 'SagaConfirmed' }, { Name: 'SagaDurationMs' }],
+          },
+        ],
+      },
+      service: 'saga',
+      SagaConfirmed: 1,
+      SagaDurationMs: 388,
+    };
+    expect(logLineSummary({ fields: emf, text: JSON.stringify(emf) })).toBe(
+      'metrics SagaConfirmed=1, SagaDurationMs=388',
+    );
+    expect(logLineSummary({ text: 'Error: boom' })).toBe('Error: boom');
   });
 });

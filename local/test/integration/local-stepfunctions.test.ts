@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Assembly, readAssembly, resolver } from '../../assembly';
 import { functionSpecs, LambdaRuntime } from '../../lambda/runtime';
+import { readLogLines } from '../../logs';
 import { type FaultRule, LocalStepFunctions, parseFaults } from '../../stepfunctions';
 
 /**
@@ -289,6 +290,47 @@ describe('local Step Functions', () => {
     await expect(
       sfn.handle('GetExecutionHistory', { executionArn: started.executionArn, nextToken: 'bogus' }),
     ).rejects.toMatchObject({ code: 'InvalidToken' });
+  });
+
+  test("each Task attempt that invoked a function: its request id, on Invoke's answer and on the lines it logged", async () => {
+    // A machine of its own: the counters of the shared one are checked below.
+    const own = create();
+    const started = (await own.handle('StartExecution', {
+      stateMachineArn: SAGA_ARN,
+      name: 'logged-1',
+      input: JSON.stringify({ orderId: 'o-logged', quantity: 1, captureDelayMs: 0 }),
+    })) as { executionArn: string };
+    await finished(own, started.executionArn);
+    const events = await history(own, started.executionArn);
+    const scheduled = events.filter((e) => e.type === 'TaskScheduled');
+    expect(scheduled).toHaveLength(2);
+    const invocations = own.consoleExecution(started.executionArn)!.invocations;
+    expect([...invocations.keys()]).toEqual(scheduled.map((e) => e.id));
+    const [reserve, capture] = scheduled.map((e) => invocations.get(e.id)!);
+    expect(reserve!.functionName).toBe('StepsFunction');
+    expect(capture!.functionName).toBe('SlowFunction');
+    expect(reserve!.requestId).not.toBe(capture!.requestId);
+    // Lambda's Invoke answers with the invocation's request id, as AWS's does.
+    const succeeded = events.filter((e) => e.type === 'TaskSucceeded');
+    const answered = succeeded.map(
+      (e) =>
+        (
+          JSON.parse(String((e.taskSucceededEventDetails as Record<string, unknown>).output)) as {
+            SdkResponseMetadata: { RequestId: string };
+          }
+        ).SdkResponseMetadata.RequestId,
+    );
+    expect(answered).toEqual([reserve!.requestId, capture!.requestId]);
+    // The line the function wrote carries its invocation's request id, and nothing else of this execution's does.
+    const lines = await readLogLines({ logDir: join(work, 'logs'), requestId: reserve!.requestId });
+    expect(lines.map((l) => [l.functionName, l.message, l.fields?.orderId, l.fields?.error])).toEqual([
+      ['StepsFunction', 'reserving', 'o-logged', { $metadata: { requestId: 'sdk-request' } }],
+    ]);
+    // A line with a requestId of its own keeps it.
+    const kept = await readLogLines({ logDir: join(work, 'logs'), requestId: 'own-o-logged' });
+    expect(kept.map((l) => [l.message, l.text.match(/"requestId"/g)?.length])).toEqual([['its own', 1]]);
+    expect(await readLogLines({ logDir: join(work, 'logs'), requestId: capture!.requestId })).toEqual([]);
+    await own.drain();
   });
 
   test('Retry with backoff on an injected transient fault, then success; each attempt in the history', async () => {
