@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CommandSpec, parseCommandLine } from './command-line';
+import { type LogLine, parseLogLine } from './logs';
 import { CACHE_DIR } from './maven';
 
 /**
@@ -64,13 +65,6 @@ export const LOGS_COMMAND = {
   ],
 } as const satisfies CommandSpec;
 
-/** One line of a function's log, parsed when it is JSON. */
-export interface LogLine {
-  readonly functionName: string;
-  readonly text: string;
-  readonly fields: Record<string, unknown> | undefined;
-}
-
 /** Which lines to show: by function, by request (correlation id or Lambda request id). */
 export interface LogFilter {
   readonly functionName?: string;
@@ -89,27 +83,15 @@ export function lineFilter(filter: LogFilter): (line: LogLine) => boolean {
   const functionPart = filter.functionName?.toLowerCase();
   return (line) => {
     if (functionPart && !line.functionName.toLowerCase().includes(functionPart)) return false;
-    const requestId = line.fields?.function_request_id;
+    const { requestId } = line;
     if (filter.requestId !== undefined && requestId !== filter.requestId) return false;
     if (filter.correlationId === undefined) return true;
-    if (line.fields?.correlationId === filter.correlationId) {
-      if (typeof requestId === 'string') invocations.add(requestId);
+    if (line.correlationId === filter.correlationId) {
+      if (requestId !== undefined) invocations.add(requestId);
       return true;
     }
-    return typeof requestId === 'string' && invocations.has(requestId);
+    return requestId !== undefined && invocations.has(requestId);
   };
-}
-
-export function parseLine(functionName: string, text: string): LogLine {
-  let fields: Record<string, unknown> | undefined;
-  if (text.startsWith('{')) {
-    try {
-      fields = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      fields = undefined;
-    }
-  }
-  return { functionName, text, fields };
 }
 
 const SHOWN_APART = new Set([
@@ -122,6 +104,8 @@ const SHOWN_APART = new Set([
   'function_memory_size',
   'function_name',
   'xray_trace_id',
+  // The local runtime's stamp of the invocation (local/lambda/worker.js): function_request_id says it.
+  'requestId',
 ]);
 
 /** `12:00:00.123 SagaStepsFunction INFO saga step done {correlationId=…, …}` */
@@ -135,8 +119,6 @@ export function formatLine(line: LogLine): string {
     .join(' ');
   return `${time} ${line.functionName} ${fields.level ?? ''} ${fields.message ?? ''}${rest ? `  ${rest}` : ''}`;
 }
-
-const timeOf = (line: LogLine) => (typeof line.fields?.timestamp === 'string' ? line.fields.timestamp : '');
 
 /** The function log files of a logs directory, by function name (the file's name). */
 const logFiles = (dir: string) =>
@@ -183,10 +165,13 @@ class LogReader {
       const text = (this.partial.get(path) ?? '') + buffer.toString('utf8');
       const parts = text.split('\n');
       this.partial.set(path, parts.pop() ?? '');
-      for (const part of parts) if (part.trim()) lines.push(parseLine(functionName, part));
+      for (const part of parts) if (part.trim()) lines.push(parseLogLine(part, functionName));
     }
-    // Each file is in its own order; merged by time (a stable sort keeps a file's order within a millisecond).
-    return lines.sort((a, b) => timeOf(a).localeCompare(timeOf(b)));
+    // Each file is in its own order; merged by time (a stable sort keeps a file's order, and a line
+    // that tells no time its place after the one before it).
+    let at = 0;
+    const timed = lines.map((line) => ({ line, at: (at = line.time ?? at) }));
+    return timed.sort((a, b) => a.at - b.at).map(({ line }) => line);
   }
 }
 

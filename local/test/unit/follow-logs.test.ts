@@ -1,4 +1,7 @@
-import { formatLine, lineFilter, parseLine } from '../../follow-logs';
+import { formatLine, lineFilter } from '../../follow-logs';
+import { parseLogLine } from '../../logs';
+
+const parseLine = (functionName: string, text: string) => parseLogLine(text, functionName);
 
 const line = (functionName: string, fields: Record<string, unknown>) =>
   parseLine(
