@@ -104,6 +104,9 @@ export class ServiceFunction extends Construct {
         logLevel: LogLevel.ERROR,
         target: 'node22',
         format: OutputFormat.CJS,
+        // The packages' ES module builds first: esbuild drops what a function does not import from
+        // them (the AWS SDK's above all), which their CommonJS builds do not let it do.
+        mainFields: ['module', 'main'],
         // The SDK is bundled, pinned to the version the tests ran with.
         externalModules: [],
       },
