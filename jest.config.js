@@ -1,9 +1,15 @@
-// Three projects: unit (pure, no I/O), infra (CDK assertions on the synthesized
-// templates), integration (against the local cloud and its DynamoDB engine); and the
-// local cloud's own (local/jest.config.js: local-unit, local-integration, local-conformance).
+// Four projects: unit (pure, no I/O), infra (CDK assertions on the synthesized
+// templates), tools (the tests that run external linters and the CLIs), integration
+// (against the local cloud and its DynamoDB engine); and the local cloud's own (local/jest.config.js: local-unit, local-integration, local-conformance).
 const local = require('./local/jest.config.js');
 
 const transform = { '^.+\\.ts$': 'ts-jest' };
+const TOOLS = [
+  '/test/infra/cfn-lint.test.ts',
+  '/test/infra/checkov.test.ts',
+  '/test/infra/workflows.test.ts',
+  '/test/unit/cli-help.test.ts',
+];
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
@@ -11,8 +17,22 @@ module.exports = {
   testTimeout: 60000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      testPathIgnorePatterns: TOOLS,
+    },
+    {
+      ...common,
+      displayName: 'infra',
+      testMatch: ['<rootDir>/test/infra/**/*.test.ts'],
+      testPathIgnorePatterns: TOOLS,
+    },
+    // The tests that run programs of their own: the linters of the templates (cfn-lint, Checkov: Python)
+    // and of the workflows (actionlint: Go), and every CLI's --help (18 processes). In npm test, not in
+    // the quick loop of test:unit and test:infra.
+    { ...common, displayName: 'tools', testMatch: TOOLS.map((path) => `<rootDir>${path}`) },
     {
       ...common,
       displayName: 'integration',
