@@ -170,7 +170,10 @@ class LogReader {
     // Each file is in its own order; merged by time (a stable sort keeps a file's order, and a line
     // that tells no time its place after the one before it).
     let at = 0;
-    const timed = lines.map((line) => ({ line, at: (at = line.time ?? at) }));
+    const timed = lines.map((line) => {
+      at = line.time ?? at;
+      return { line, at };
+    });
     return timed.sort((a, b) => a.at - b.at).map(({ line }) => line);
   }
 }
