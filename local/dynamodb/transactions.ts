@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Consumption, changeUnits, readUnits, writeUnits } from './capacity';
 import type { Change, DynamoDbEngine, Input } from './engine';
 import { DynamoDbError, validation } from './errors';
@@ -182,7 +183,9 @@ function clientRequestToken(engine: DynamoDbEngine, input: Input) {
     if (now - seen.at <= TOKEN_LIFETIME_MS) break;
     engine.transactionTokens.delete(t);
   }
-  const fingerprint = JSON.stringify(input.TransactItems);
+  // A digest, not the request itself: every token is kept ten minutes, and a transaction's items
+  // run to kilobytes (a flash sale's 200,000 reservations would hold half a gigabyte of them).
+  const fingerprint = createHash('sha256').update(JSON.stringify(input.TransactItems)).digest('base64');
   const seen = engine.transactionTokens.get(value);
   if (seen && seen.fingerprint !== fingerprint) {
     throw new DynamoDbError(
