@@ -15,10 +15,22 @@ export interface StepFault {
 }
 
 /** DynamoDB refusing a share of the functions' calls (`POST /_local/faults/dynamodb`). */
-export interface DynamoFault {
+export interface DynamoRefusal {
   readonly error: 'ProvisionedThroughputExceededException' | 'ThrottlingException' | 'TransactionConflict';
   readonly rate: number;
 }
+
+/**
+ * DynamoDB making a share of the functions' writes (single writes and
+ * transactions) and then losing the answer: a 500 or a reset connection
+ * after the commit, which the SDK retries (`POST /_local/faults/dynamodb`).
+ */
+export interface DynamoLostAnswer {
+  readonly kind: 'lost-answer';
+  readonly rate: number;
+}
+
+export type DynamoFault = DynamoRefusal | DynamoLostAnswer;
 
 export interface CellFaults {
   readonly steps: readonly StepFault[];
@@ -37,6 +49,12 @@ export interface Cell {
    * run may have (OUT_OF_STOCK, PAYMENT_DECLINED: the load's own outcomes).
    */
   readonly reasons: readonly string[];
+  /**
+   * Every request answered as it would have been without the fault: an
+   * answer of a status its operation does not expect fails the cell (a fault
+   * the client may see, a 429 or a 503, leaves this off).
+   */
+  readonly answersUnchanged?: boolean;
 }
 
 /** The saga's Task states (statemachines/order-saga.asl.json), in order. */
@@ -149,6 +167,15 @@ export function chaosMatrix(): Cell[] {
     });
   }
   cells.push({
+    name: 'dynamodb-lost-answer-20',
+    description:
+      "DynamoDB makes 20% of the functions' writes (single writes and transactions), then loses the answer: a 500 InternalServerError or a reset connection, which the SDK retries",
+    faults: { ...none, dynamodb: [{ kind: 'lost-answer', rate: 0.2 }] },
+    // The retry finds the write made and goes on: no order is cancelled for it, and no client sees it.
+    reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
     name: 'crash',
     description:
       'the local cloud killed with SIGKILL (its whole process group) halfway through, then started again on its data',
@@ -192,7 +219,7 @@ export interface ExplainedDeadLetter {
 }
 
 /** The names of a DynamoDB refusal as the SDK reports it (the error's name, or a cancellation's reason). */
-const DYNAMO_SIGNS: Readonly<Record<DynamoFault['error'], readonly string[]>> = {
+const DYNAMO_SIGNS: Readonly<Record<DynamoRefusal['error'], readonly string[]>> = {
   ProvisionedThroughputExceededException: ['ProvisionedThroughputExceeded'],
   ThrottlingException: ['ThrottlingException', 'Rate of requests exceeds'],
   TransactionConflict: ['TransactionConflict', 'TransactionCanceled', 'Transaction is ongoing'],
@@ -224,6 +251,8 @@ export function explainDeadLetter(letter: DeadLetter, faults: CellFaults): Expla
   );
   const base = { queue: letter.queue, messageId: letter.messageId, source, cause } as const;
   for (const fault of faults.dynamodb) {
+    // A lost answer explains no dead letter: its retry finds the write made.
+    if ('kind' in fault) continue;
     if (DYNAMO_SIGNS[fault.error].some((sign) => cause.includes(sign)))
       return { ...base, explainedBy: `DynamoDB ${fault.error} ${percent(fault.rate)}%` };
   }

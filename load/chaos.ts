@@ -188,6 +188,8 @@ async function runCell(
   const before = new Set((await deadLetters(target)).map((d) => d.messageId));
   const profile: Profile = {
     ...PROFILES.mix,
+    // A fault the client must not see: any answer its operation does not expect fails the cell.
+    failOnError: cell.answersUnchanged === true,
     levels: [options.rate],
     durationSeconds: options.seconds,
     // A cell judges outcomes, not latency: nothing to warm up for, and its one cloud is warm after the first.

@@ -13,7 +13,15 @@ import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
 import { LocalHttpApi, routeSpecs } from './http-api';
 import { AccessDeniedError, authorize } from './iam';
 import { endpointAuthorizations } from './iam-actions';
-import { awsRefusal, type DynamoFaultRule, refusalFor, validateDynamoFaults } from './lambda/dynamo-faults';
+import {
+  awsRefusal,
+  callKey,
+  type DynamoFaultRule,
+  type LostAnswers,
+  lostAnswerFor,
+  refusalFor,
+  validateDynamoFaults,
+} from './lambda/dynamo-faults';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { serveLogs } from './logs';
 import { CACHE_DIR } from './maven';
@@ -233,6 +241,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     // IAM enforced locally: a function's DynamoDB call is checked against its role before it runs, and
     // faults injected into the functions' calls (`POST /_local/faults/dynamodb`) refuse a share of them.
     let dynamoFaults: readonly DynamoFaultRule[] = [];
+    // Answers lost per lost-answer rule (for its `count`), and what the faults did since they were last set.
+    const lostAnswers: LostAnswers = { perRule: new Map(), calls: new Set() };
+    const injected = { refused: 0, lostAnswers: 0 };
     // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
     // stand for the account's administrator and are not checked.
     const authorizeCaller: CallAuthorizer = (caller, prefix, operation, input) => {
@@ -255,10 +266,24 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         };
       }
       if (!caller || !runtime.specs.has(caller)) return undefined;
-      const refusal = dynamoFaults.length > 0 ? refusalFor(dynamoFaults, operation) : undefined;
-      if (!refusal) return undefined;
-      const { status, body } = awsRefusal(refusal.error, operation, input);
-      return { status, body: JSON.stringify(body) };
+      if (dynamoFaults.length === 0) return undefined;
+      const refusal = refusalFor(dynamoFaults, operation);
+      if (refusal) {
+        injected.refused++;
+        const { status, body } = awsRefusal(refusal.error, operation, input);
+        return { status, body: JSON.stringify(body) };
+      }
+      const call = callKey(operation, input);
+      const lose = lostAnswerFor(dynamoFaults, operation, lostAnswers, Math.random, call);
+      if (!lose) return undefined;
+      return {
+        loseAnswer: lose.way,
+        lost: () => {
+          lostAnswers.perRule.set(lose.rule, (lostAnswers.perRule.get(lose.rule) ?? 0) + 1);
+          if (lose.rule.once) lostAnswers.calls.add(call);
+          injected.lostAnswers++;
+        },
+      };
     });
 
     /** A state machine's role, as IAM evaluates it. */
@@ -348,6 +373,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     // DynamoDB refusing a share of the functions' calls (local/lambda/dynamo-faults.ts); [] turns it off.
     endpoint.servePath('POST', /^\/_local\/faults\/dynamodb$/, async (_match, body) => {
       dynamoFaults = validateDynamoFaults(JSON.parse(body.toString('utf8') || '[]'));
+      lostAnswers.perRule.clear();
+      lostAnswers.calls.clear();
       return { status: 200, body: { dynamodb: dynamoFaults } };
     });
     // Duplicate delivery of stream batches and bus events (local/duplicates.ts); {} turns it off.
@@ -359,6 +386,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       steps: faults,
       dynamodb: dynamoFaults,
       duplicates,
+      // What the DynamoDB faults have done since the cloud started: calls refused, answers lost after a write.
+      injected: { dynamodb: { ...injected } },
     }));
     stoppers.push(async () => {
       bus.stop();

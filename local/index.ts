@@ -54,10 +54,14 @@ export type { EventPattern } from './eventbridge/pattern';
 export { type RulerResult, rulerVerdicts } from './eventbridge/ruler';
 // `npm run logs`'s command line: its options and their help (follow-logs.ts parses it).
 export { LOGS_COMMAND } from './follow-logs';
-// DynamoDB refusals as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
+// DynamoDB refusals and lost answers as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
 export {
   awsRefusal,
+  callKey,
   type DynamoFaultRule,
+  type LostAnswerRule,
+  type LostAnswers,
+  lostAnswerFor,
   refusalFor,
   validateDynamoFaults,
 } from './lambda/dynamo-faults';

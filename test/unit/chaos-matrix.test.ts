@@ -1,4 +1,12 @@
-import { awsRefusal, refusalFor, validateDuplicates, validateDynamoFaults } from '@commerce/local-cloud';
+import {
+  awsRefusal,
+  callKey,
+  type LostAnswerRule,
+  lostAnswerFor,
+  refusalFor,
+  validateDuplicates,
+  validateDynamoFaults,
+} from '@commerce/local-cloud';
 import {
   type Cell,
   type CellObservation,
@@ -40,9 +48,27 @@ describe('chaos: the matrix', () => {
         'dynamodb-throughput-20',
         'dynamodb-throttling-20',
         'dynamodb-conflict-20',
+        'dynamodb-lost-answer-20',
         'crash',
       ]),
     );
+  });
+
+  test('the lost-answer cell allows no cancellation of its own, and no answer the client would not have had', () => {
+    const lost = cell('dynamodb-lost-answer-20');
+    expect(lost.faults.dynamodb).toEqual([{ kind: 'lost-answer', rate: 0.2 }]);
+    expect(lost.reasons).toEqual([]);
+    expect(lost.answersUnchanged).toBe(true);
+    // A lost answer explains no dead letter: the retry found the write made, so nothing was given up.
+    const letter = {
+      queue: 'dlq',
+      messageId: 'm1',
+      body: JSON.stringify({
+        DDBStreamBatchInfo: {},
+        responseContext: { localLastError: 'InternalServerError' },
+      }),
+    };
+    expect(explainDeadLetter(letter, lost.faults).explainedBy).toBeUndefined();
   });
 
   test('the saga tasks and their timeout are the ASL’s', () => {
@@ -206,6 +232,53 @@ describe('local faults: their settings', () => {
     expect(refusalFor(half, 'GetItem', () => 0.49)).toEqual(half[0]);
     expect(refusalFor(half, 'GetItem', () => 0.5)).toBeUndefined();
     expect(refusalFor([], 'GetItem', () => 0)).toBeUndefined();
+  });
+
+  test('lost answers: writes only, a rate, a way, and at most `count` of them', () => {
+    expect(validateDynamoFaults([{ kind: 'lost-answer', rate: 0.2 }])).toEqual([
+      { kind: 'lost-answer', rate: 0.2 },
+    ]);
+    expect(
+      validateDynamoFaults([
+        { kind: 'lost-answer', rate: 1, count: 1, way: 'ConnectionReset', operations: ['PutItem'] },
+      ]),
+    ).toEqual([{ kind: 'lost-answer', rate: 1, count: 1, way: 'ConnectionReset', operations: ['PutItem'] }]);
+    expect(() => validateDynamoFaults([{ kind: 'lost', rate: 0.2 }])).toThrow(/kind must be lost-answer/);
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: -1 }])).toThrow(/rate/);
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: 1, way: 'Timeout' }])).toThrow(/way/);
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: 1, count: 0 }])).toThrow(/count/);
+    // A read has no effect to lose the answer to.
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: 1, operations: ['Query'] }])).toThrow(
+      /operations/,
+    );
+
+    const [rule] = validateDynamoFaults([{ kind: 'lost-answer', rate: 0.5 }]) as [LostAnswerRule];
+    const none = { perRule: new Map<LostAnswerRule, number>(), calls: new Set<string>() };
+    for (const write of ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'])
+      expect(lostAnswerFor([rule], write, none, () => 0)?.rule).toBe(rule);
+    expect(lostAnswerFor([rule], 'GetItem', none, () => 0)).toBeUndefined();
+    expect(lostAnswerFor([rule], 'PutItem', none, () => 0.5)).toBeUndefined();
+    // Either way, drawn per call, unless the rule names one.
+    expect(lostAnswerFor([rule], 'PutItem', none, () => 0.1)?.way).toBe('InternalServerError');
+    const draws = [0.1, 0.9];
+    expect(lostAnswerFor([rule], 'PutItem', none, () => draws.shift()!)?.way).toBe('ConnectionReset');
+    // A refusal rule loses no answer, and a lost-answer rule refuses nothing.
+    expect(
+      lostAnswerFor([{ error: 'ThrottlingException', rate: 1 }], 'PutItem', none, () => 0),
+    ).toBeUndefined();
+    expect(refusalFor([rule], 'PutItem', () => 0)).toBeUndefined();
+    // `count`: spent once that many answers were lost.
+    const [once] = validateDynamoFaults([{ kind: 'lost-answer', rate: 1, count: 1 }]) as [LostAnswerRule];
+    const spent = (n: number) => ({ perRule: new Map([[once, n]]), calls: new Set<string>() });
+    expect(lostAnswerFor([once], 'PutItem', spent(0))).toBeDefined();
+    expect(lostAnswerFor([once], 'PutItem', spent(1))).toBeUndefined();
+    // `once`: a call whose answer was lost is answered when it comes again (the SDK's retry).
+    const [first] = validateDynamoFaults([{ kind: 'lost-answer', rate: 1, once: true }]) as [LostAnswerRule];
+    const put = callKey('PutItem', { TableName: 't', Item: { id: { S: 'a' } } });
+    const other = callKey('PutItem', { TableName: 't', Item: { id: { S: 'b' } } });
+    const seen = { perRule: new Map<LostAnswerRule, number>(), calls: new Set([put]) };
+    expect(lostAnswerFor([first], 'PutItem', seen, Math.random, put)).toBeUndefined();
+    expect(lostAnswerFor([first], 'PutItem', seen, Math.random, other)?.rule).toBe(first);
   });
 
   test('a refusal is the answer AWS sends', () => {
