@@ -51,11 +51,23 @@ export interface Cell {
   readonly reasons: readonly string[];
   /**
    * Every request answered as it would have been without the fault: an
-   * answer of a status its operation does not expect fails the cell (a fault
-   * the client may see, a 429 or a 503, leaves this off).
+   * answer no run without it gives (a 5xx, a 429, no answer at all) fails
+   * the cell (see `answersTheFaultChanged`). Off for a fault the client may
+   * see, such as DynamoDB's throttling, which the API answers 429.
    */
   readonly answersUnchanged?: boolean;
 }
+
+/**
+ * The edges every cell seeds besides its ample stock and credit (issue 41,
+ * item 2): scarce products, a few units each contended by many orders, and
+ * customers whose limit is about one order, so that the last unit and the
+ * credit limit are reached under each fault, and compensation runs in every cell.
+ */
+export const EDGES = {
+  scarce: { products: 4, stock: 3 },
+  tight: { customers: 4, creditLimitCents: 3_000 },
+} as const;
 
 /** The saga's Task states (statemachines/order-saga.asl.json), in order. */
 export const SAGA_TASKS = ['ReserveStock', 'CapturePayment', 'ConfirmOrder', 'CancelOrder'] as const;
@@ -263,6 +275,25 @@ export function explainDeadLetter(letter: DeadLetter, faults: CellFaults): Expla
   if (faults.crash && CRASH_SIGNS.some((sign) => cause.includes(sign)))
     return { ...base, explainedBy: 'the crash' };
   return base;
+}
+
+/**
+ * The answers a fault changed, from the load's unexpected answers by kind
+ * (`place_order 500`, `reserve_stock 429`, or a network error such as
+ * `errors.ETIMEDOUT`): a 5xx, a 429 or no answer. The 4xx a run without the
+ * fault gives (409 INSUFFICIENT_STOCK on a scarce product, 402, 404) are
+ * the answers the client would have had, and pass.
+ */
+export function answersTheFaultChanged(levels: readonly Readonly<Record<string, number>>[]): string[] {
+  const changed = new Map<string, number>();
+  for (const byKind of levels) {
+    for (const [kind, n] of Object.entries(byKind)) {
+      const status = /^\S+ (\d{3})$/.exec(kind)?.[1];
+      if (status === undefined || status === '429' || status.startsWith('5'))
+        changed.set(kind, (changed.get(kind) ?? 0) + n);
+    }
+  }
+  return [...changed].map(([kind, n]) => `${n} answer(s) the fault changed: ${kind}`);
 }
 
 /** What the runner saw of one cell. */

@@ -13,11 +13,13 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CloudProcess, type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
 import { LOAD_DIR } from './artillery';
 import {
+  answersTheFaultChanged,
   type Cell,
   type CellFaults,
   type CellResult,
   chaosMatrix,
   type DeadLetter,
+  EDGES,
   explainDeadLetter,
   judgeCell,
   matrixTable,
@@ -188,13 +190,13 @@ async function runCell(
   const before = new Set((await deadLetters(target)).map((d) => d.messageId));
   const profile: Profile = {
     ...PROFILES.mix,
-    // A fault the client must not see: any answer its operation does not expect fails the cell.
-    failOnError: cell.answersUnchanged === true,
     levels: [options.rate],
     durationSeconds: options.seconds,
     // A cell judges outcomes, not latency: nothing to warm up for, and its one cloud is warm after the first.
     warmUpSeconds: 0,
-    seed: { customers: 20, products: 20 },
+    // The edges in every cell: 4 products of 3 units each, contended by many orders (OUT_OF_STOCK), and
+    // 4 customers with $30 of credit, reached after an order or two (PAYMENT_DECLINED): compensation runs.
+    seed: { ...EDGES, customers: 20, products: 20 },
   };
   let crash: Promise<void> | undefined;
   const problems: string[] = [];
@@ -241,10 +243,13 @@ async function runCell(
   } catch (error) {
     problems.push(`the accounts could not be read: ${(error as Error).message}`);
   }
+  const answers = cell.answersUnchanged
+    ? answersTheFaultChanged(outcome.levels.map((l) => l.metrics.errors.byKind))
+    : [];
   return judgeCell(cell, {
     orders: outcome.invariants.orders.placed,
     outcomes: outcome.invariants.orders.outcomes,
-    failures: [...outcome.failures, ...problems],
+    failures: [...outcome.failures, ...problems, ...answers],
     chargedTwice: twice,
     deadLetters: letters,
     retries: stats.stepFunctions?.taskRetries ?? 0,

@@ -8,6 +8,7 @@ import {
   validateDynamoFaults,
 } from '@commerce/local-cloud';
 import {
+  answersTheFaultChanged,
   type Cell,
   type CellObservation,
   cancelledByReason,
@@ -69,6 +70,20 @@ describe('chaos: the matrix', () => {
       }),
     };
     expect(explainDeadLetter(letter, lost.faults).explainedBy).toBeUndefined();
+  });
+
+  test('answers a fault changed: a 5xx, a 429 or none at all, never the 4xx of the load itself', () => {
+    expect(answersTheFaultChanged([{ 'reserve_stock 409': 4, 'place_order 404': 1 }])).toEqual([]);
+    expect(
+      answersTheFaultChanged([
+        { 'place_order 500': 1, 'reserve_stock 409': 2 },
+        { 'place_order 500': 2, 'create_customer 429': 1, 'errors.ETIMEDOUT': 1 },
+      ]),
+    ).toEqual([
+      '3 answer(s) the fault changed: place_order 500',
+      '1 answer(s) the fault changed: create_customer 429',
+      '1 answer(s) the fault changed: errors.ETIMEDOUT',
+    ]);
   });
 
   test('the saga tasks and their timeout are the ASL’s', () => {
