@@ -129,6 +129,33 @@ describe('a write that commits and loses its answer', () => {
     expect(product.body).toMatchObject({ available: 5, reserved: 0, sold: 0 });
   });
 
+  test('restocking (an idempotent command): answers 200 with the stock added once, with and without a key', async () => {
+    const { productId } = await createProduct({ stock: 5 });
+    await loseEveryFirstAnswer();
+    const plain = await post<{ available: number }>(`/products/${productId}/restock`, { quantity: 2 });
+    expect(plain.status).toBe(200);
+    expect(plain.body.available).toBe(7);
+    const key = `restock-${Date.now()}`;
+    const keyed = await post<{ available: number }>(
+      `/products/${productId}/restock`,
+      { quantity: 3 },
+      { 'idempotency-key': key },
+    );
+    expect(keyed.status).toBe(200);
+    expect(keyed.body.available).toBe(10);
+    const again = await post(`/products/${productId}/restock`, { quantity: 3 }, { 'idempotency-key': key });
+    expect(again).toMatchObject({ status: 200, body: keyed.body });
+    const product = await eventually(
+      () => get<{ available: number; reserved: number; sold: number }>(`/products/${productId}`),
+      (r) => r.body.available === 10,
+    );
+    expect(product.body).toMatchObject({ available: 10, reserved: 0, sold: 0 });
+    const restocks = (await eventsOf(/^Inventory.*Events/, productId)).filter(
+      (e) => e.type === 'ProductRestocked',
+    );
+    expect(restocks).toHaveLength(2);
+  });
+
   test('orders and the saga: placed 202, confirmed with one capture of its total, stock sold once', async () => {
     const customer = await createCustomer({ creditLimitCents: 100_000 });
     const product = await createProduct({ priceCents: 1_000, stock: 10 });
