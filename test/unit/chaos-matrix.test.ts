@@ -72,6 +72,69 @@ describe('chaos: the matrix', () => {
     expect(explainDeadLetter(letter, lost.faults).explainedBy).toBeUndefined();
   });
 
+  test('the EventBridge cells: partial and total PutEvents failures, each explaining its own dead letters', () => {
+    expect(cell('eventbridge-partial-20').faults.eventbridge).toEqual({
+      entries: 0.2,
+      calls: 0,
+      entryError: 'InternalFailure',
+    });
+    expect(cell('eventbridge-throttled-20').faults.eventbridge).toEqual({ entries: 0, calls: 0.2 });
+    const letter = {
+      queue: 'OutboxDlq',
+      messageId: 'm2',
+      body: JSON.stringify({
+        DDBStreamBatchInfo: {},
+        responseContext: { localLastError: 'ThrottlingException: Rate exceeded.' },
+      }),
+    };
+    expect(explainDeadLetter(letter, cell('eventbridge-throttled-20').faults).explainedBy).toMatch(
+      /EventBridge/,
+    );
+    expect(explainDeadLetter(letter, cell('baseline').faults).explainedBy).toBeUndefined();
+  });
+
+  test('the dead-letter cells: each fault explains its own letters, must make some, and must redrive them all', () => {
+    const poison = cell('poison-record');
+    const failing = cell('target-failing');
+    expect(poison.deadLetters).toBe('expected');
+    const streamLetter = {
+      queue: 'InventoryProjectionFailures',
+      messageId: 'm3',
+      body: JSON.stringify({
+        DDBStreamBatchInfo: {},
+        responseContext: {
+          localLastError: 'PoisonRecord: InventoryProjectorFunction fails on record 7 every time',
+        },
+      }),
+    };
+    const ruleLetter = {
+      queue: 'SagaDeadLetters',
+      messageId: 'm4',
+      body: JSON.stringify({
+        rule: 'arn',
+        error: 'TargetFailing: rule SagaStartOnOrderPlaced target t failed',
+      }),
+    };
+    expect(explainDeadLetter(streamLetter, poison.faults).explainedBy).toMatch(/poison/);
+    expect(explainDeadLetter(ruleLetter, failing.faults).explainedBy).toMatch(/SagaStartOnOrderPlaced/);
+    expect(explainDeadLetter(streamLetter, failing.faults).explainedBy).toBeUndefined();
+    const letters = [explainDeadLetter(streamLetter, poison.faults)];
+    expect(judgeCell(poison, { ...clean, deadLetters: letters, redrive: { redriven: 1, left: [] } }).ok).toBe(
+      true,
+    );
+    expect(
+      judgeCell(poison, { ...clean, deadLetters: [], redrive: { redriven: 0, left: [] } }).problems,
+    ).toEqual(['the fault made no dead letter']);
+    expect(judgeCell(poison, { ...clean, deadLetters: letters }).problems).toEqual(['no redrive ran']);
+    expect(
+      judgeCell(poison, {
+        ...clean,
+        deadLetters: letters,
+        redrive: { redriven: 0, left: ['q m3: failed again'] },
+      }).problems,
+    ).toEqual(['dead letter not redriven: q m3: failed again']);
+  });
+
   test('answers a fault changed: a 5xx, a 429 or none at all, never the 4xx of the load itself', () => {
     expect(answersTheFaultChanged([{ 'reserve_stock 409': 4, 'place_order 404': 1 }])).toEqual([]);
     expect(
@@ -204,16 +267,26 @@ describe('chaos: judging a cell', () => {
         ...clean,
         retries: 3,
         outcomes: { CONFIRMED: 37, 'CANCELLED TIMEOUT': 3 },
+        injected: {
+          dynamodbRefused: 0,
+          lostAnswers: 0,
+          busEntriesRefused: 0,
+          busCallsRefused: 0,
+          poisonRecords: 0,
+          failedTargetAttempts: 0,
+          stepFailures: 0,
+          duplicated: 12,
+        },
       }),
     ];
     const lines = matrixTable(matrix, results).split('\n');
     expect(lines[0]).toBe(
-      '| cell | fault | orders | confirmed | cancelled by reason | retries | DLQ | result |',
+      '| cell | fault | orders | confirmed | cancelled by reason | faults injected | retries | DLQ | result |',
     );
     expect(lines).toHaveLength(4);
-    expect(lines[2]).toBe('| `baseline` | no fault | 40 | 38 | OUT_OF_STOCK 2 | 0 | 0 | pass |');
+    expect(lines[2]).toBe('| `baseline` | no fault | 40 | 38 | OUT_OF_STOCK 2 | n/a | 0 | 0 | pass |');
     expect(lines[3]).toMatch(
-      /^\| `duplicates` \| .* \| 40 \| 37 \| TIMEOUT 3 \| 3 \| 0 \| \*\*FAIL\*\*: 3 order\(s\) CANCELLED TIMEOUT/,
+      /^\| `duplicates` \| .* \| 40 \| 37 \| TIMEOUT 3 \| duplicate deliveries 12 \| 3 \| 0 \| \*\*FAIL\*\*: 3 order\(s\) CANCELLED TIMEOUT/,
     );
     expect(cancelledByReason({ CONFIRMED: 1 })).toBe('0');
     expect(cancelledByReason({ 'CANCELLED A': 1, 'CANCELLED B': 4, CANCELLED: 2 })).toBe(
