@@ -63,7 +63,11 @@ export interface CellFaults {
   readonly dynamodb: readonly DynamoFault[];
   readonly eventbridge: BusFault;
   readonly deliveries: DeliveryFault;
-  readonly duplicates: { readonly streamRecords: number; readonly busEvents: number };
+  readonly duplicates: {
+    readonly streamRecords: number;
+    readonly busEvents: number;
+    readonly lateMs?: number;
+  };
   /** The local cloud is killed (SIGKILL, its whole process group) halfway through the load and started again on its data. */
   readonly crash: boolean;
 }
@@ -238,6 +242,27 @@ export function chaosMatrix(): Cell[] {
       'EventBridge refuses 20% of PutEvents calls whole with a ThrottlingException, which the SDK retries',
     faults: { ...none, eventbridge: { entries: 0, calls: 0.2 } },
     reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'duplicates-late',
+    description:
+      'every stream batch and bus event delivered twice, the copy 5 s late: after the batches and events that followed it (out of order)',
+    faults: { ...none, duplicates: { streamRecords: 1, busEvents: 1, lateMs: 5_000 } },
+    reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'lost-answers-and-step-failures',
+    description:
+      "two faults at once: DynamoDB loses the answer to 20% of the functions' writes, and CapturePayment fails 30% of its attempts with TransientError",
+    faults: {
+      ...none,
+      dynamodb: [{ kind: 'lost-answer', rate: 0.2 }],
+      steps: [{ state: 'CapturePayment', rate: 0.3, error: 'TransientError' }],
+    },
+    // Five failed attempts of CapturePayment (0.3⁵) exhaust its retries.
+    reasons: ['TIMEOUT'],
     answersUnchanged: true,
   });
   cells.push({

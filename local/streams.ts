@@ -228,6 +228,8 @@ export class StreamPoller {
 
   async stop() {
     this.stopped = true;
+    for (const late of this.lateCopies) clearTimeout(late);
+    this.lateCopies.clear();
     this.wake?.();
     this.gathered?.();
     await this.loop;
@@ -345,7 +347,16 @@ export class StreamPoller {
         const rate = this.duplicates?.streamRecords ?? 0;
         if (rate > 0 && Math.random() < rate && !this.stopped) {
           this.stats.duplicatedBatches++;
-          await this.deliver(passing);
+          const lateMs = this.duplicates?.lateMs ?? 0;
+          if (lateMs > 0) {
+            // Late: after the batches that follow it, out of order, while the shard moves on.
+            const late = setTimeout(() => {
+              this.lateCopies.delete(late);
+              if (!this.stopped)
+                this.deliver(passing).catch((e: Error) => this.log(`late copy: ${e.message}`));
+            }, lateMs);
+            this.lateCopies.add(late);
+          } else await this.deliver(passing);
         }
       }
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
@@ -356,6 +367,9 @@ export class StreamPoller {
     if (!page.NextShardIterator) this.shardsChanged = true;
     return page.Records.length;
   }
+
+  /** Late copies of batches not yet delivered again (cleared when the poller stops). */
+  private readonly lateCopies = new Set<NodeJS.Timeout>();
 
   /** The shard whose batch is being delivered (named in an on-failure record, for a redrive). */
   private shardInDelivery?: string;

@@ -307,7 +307,15 @@ export class LocalEventBridge {
     for (const target of rule.targets) {
       for (let copy = 0; copy < copies; copy++) {
         if (copy > 0) this.stats.duplicatedDeliveries++;
-        const delivery = this.deliver(rule, target, event).finally(() => this.inFlight.delete(delivery));
+        // The copy late, if asked: after later events' first deliveries (out of order).
+        const lateMs = copy > 0 ? (this.duplicates?.lateMs ?? 0) : 0;
+        const delivery = (
+          lateMs > 0
+            ? new Promise<void>((resolve) => setTimeout(resolve, lateMs)).then(() =>
+                this.stopped ? undefined : this.deliver(rule, target, event),
+              )
+            : this.deliver(rule, target, event)
+        ).finally(() => this.inFlight.delete(delivery));
         this.inFlight.add(delivery);
       }
     }

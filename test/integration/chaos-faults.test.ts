@@ -280,6 +280,34 @@ describe('duplicate delivery', () => {
   });
 });
 
+describe('late duplicates', () => {
+  test('every batch and event delivered again 1.5 s late, out of order: the order still settles exactly once', async () => {
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const product = await createProduct({ priceCents: 1_000, stock: 10 });
+    await localAdmin('reset-stats');
+    await admin('faults/duplicates', { streamRecords: 1, busEvents: 1, lateMs: 1_500 });
+    const first = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    // A second order's records and events arrive before the first one's late copies.
+    const second = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    expect([first.status, second.status]).toEqual(['CONFIRMED', 'CONFIRMED']);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await quiescentWrites();
+    const stats = await localAdmin<{
+      streams: Record<string, { duplicatedBatches: number }>;
+      eventBridge: { duplicatedDeliveries: number };
+    }>('stats');
+    expect(Object.values(stats.streams).reduce((n, s) => n + s.duplicatedBatches, 0)).toBeGreaterThan(0);
+    expect(stats.eventBridge.duplicatedDeliveries).toBeGreaterThan(0);
+    // The late copies went back in time nowhere: the view and the credit count each order once.
+    const view = await get<{ available: number; reserved: number; sold: number }>(
+      `/products/${product.productId}`,
+    );
+    expect(view.body).toMatchObject({ available: 7, reserved: 0, sold: 3 });
+    const credit = await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`);
+    expect(credit.body.availableCreditCents).toBe(100_000 - 3_000);
+  });
+});
+
 describe('EventBridge refusing PutEvents', () => {
   interface BusStats {
     eventBridge: { byType: Record<string, number>; refusedEntries: number; refusedCalls: number };

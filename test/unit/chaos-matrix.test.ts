@@ -397,5 +397,20 @@ describe('local faults: their settings', () => {
     expect(validateDuplicates({ busEvents: 1 })).toEqual({ streamRecords: 0, busEvents: 1 });
     expect(() => validateDuplicates({ streamRecords: -1 })).toThrow(/streamRecords/);
     expect(() => validateDuplicates({ lambda: 1 })).toThrow(/unknown field lambda/);
+    // Late copies: after what followed them, out of order.
+    expect(validateDuplicates({ streamRecords: 1, lateMs: 5_000 })).toEqual({
+      streamRecords: 1,
+      busEvents: 0,
+      lateMs: 5_000,
+    });
+    expect(() => validateDuplicates({ lateMs: -1 })).toThrow(/lateMs/);
+    expect(cell('duplicates-late').faults.duplicates).toEqual({
+      streamRecords: 1,
+      busEvents: 1,
+      lateMs: 5_000,
+    });
+    // Two faults at once.
+    const both = cell('lost-answers-and-step-failures').faults;
+    expect([both.dynamodb.length, both.steps.length]).toEqual([1, 1]);
   });
 });
