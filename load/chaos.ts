@@ -88,7 +88,7 @@ async function admin<T>(target: Target, method: 'GET' | 'POST', path: string, bo
 }
 
 /** Puts the cell's faults in force (and lifts any other), or lifts them all. */
-async function applyFaults(target: Target, faults: CellFaults | undefined) {
+export async function applyFaults(target: Target, faults: CellFaults | undefined) {
   await admin(target, 'POST', 'faults', faults?.steps ?? []);
   await admin(target, 'POST', 'faults/dynamodb', faults?.dynamodb ?? []);
   await admin(target, 'POST', 'faults/duplicates', faults?.duplicates ?? {});

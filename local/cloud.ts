@@ -394,7 +394,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     });
     // Duplicate delivery of stream batches and bus events (local/duplicates.ts); {} turns it off.
     endpoint.servePath('POST', /^\/_local\/faults\/duplicates$/, async (_match, body) => {
-      Object.assign(duplicates, validateDuplicates(JSON.parse(body.toString('utf8') || '{}')));
+      const set = validateDuplicates(JSON.parse(body.toString('utf8') || '{}'));
+      delete duplicates.lateMs;
+      Object.assign(duplicates, set);
       return { status: 200, body: { duplicates } };
     });
     endpoint.servePath('POST', /^\/_local\/faults\/eventbridge$/, async (_match, body) => {
