@@ -312,12 +312,16 @@ describe('EventBridge refusing PutEvents', () => {
   interface BusStats {
     eventBridge: { byType: Record<string, number>; refusedEntries: number; refusedCalls: number };
   }
-  /** Places an order and waits until it is final and every event it caused has been put and delivered. */
-  const settledOrder = async () => {
+  /**
+   * Places an order under `faults` (set once its customer and product are made and their events put)
+   * and waits until it is final and every event it caused has been put and delivered.
+   */
+  const settledOrder = async (faults: Record<string, unknown>) => {
     const customer = await createCustomer({ creditLimitCents: 100_000 });
     const product = await createProduct({ priceCents: 1_000, stock: 10 });
     await quiescentWrites();
     await localAdmin('reset-stats');
+    await admin('faults/eventbridge', faults);
     const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
     await quiescentWrites();
     return { order, stats: await localAdmin<BusStats>('stats') };
@@ -325,8 +329,7 @@ describe('EventBridge refusing PutEvents', () => {
 
   test('a partial failure: the refused entry alone is put again, and every event is on the bus once', async () => {
     // The first entry put is refused (FailedEntryCount 1, ErrorCode InternalFailure), once.
-    await admin('faults/eventbridge', { entries: 1, count: 1 });
-    const { order, stats } = await settledOrder();
+    const { order, stats } = await settledOrder({ entries: 1, count: 1 });
     expect(order.status).toBe('CONFIRMED');
     expect(stats.eventBridge.refusedEntries).toBe(1);
     expect(Object.keys(stats.eventBridge.byType).length).toBeGreaterThan(0);
@@ -334,8 +337,7 @@ describe('EventBridge refusing PutEvents', () => {
   });
 
   test('a total failure: the whole call throttled, retried by the SDK, every event on the bus once', async () => {
-    await admin('faults/eventbridge', { calls: 1, count: 2 });
-    const { order, stats } = await settledOrder();
+    const { order, stats } = await settledOrder({ calls: 1, count: 2 });
     expect(order.status).toBe('CONFIRMED');
     expect(stats.eventBridge.refusedCalls).toBe(2);
     for (const [type, n] of Object.entries(stats.eventBridge.byType)) expect([type, n]).toEqual([type, 1]);
