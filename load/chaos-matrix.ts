@@ -15,15 +15,59 @@ export interface StepFault {
 }
 
 /** DynamoDB refusing a share of the functions' calls (`POST /_local/faults/dynamodb`). */
-export interface DynamoFault {
+export interface DynamoRefusal {
   readonly error: 'ProvisionedThroughputExceededException' | 'ThrottlingException' | 'TransactionConflict';
   readonly rate: number;
+}
+
+/**
+ * DynamoDB making a share of the functions' writes (single writes and
+ * transactions) and then losing the answer: a 500 or a reset connection
+ * after the commit, which the SDK retries (`POST /_local/faults/dynamodb`).
+ */
+export interface DynamoLostAnswer {
+  readonly kind: 'lost-answer';
+  readonly rate: number;
+}
+
+export type DynamoFault = DynamoRefusal | DynamoLostAnswer;
+
+/**
+ * EventBridge refusing PutEvents (`POST /_local/faults/eventbridge`): a share
+ * of entries one by one (`FailedEntryCount`, each its `ErrorCode`: a partial
+ * failure, the caller's to put again) and a share of whole calls (a
+ * `ThrottlingException`: a total failure, which the SDK retries).
+ */
+export interface BusFault {
+  readonly entries: number;
+  readonly calls: number;
+  readonly entryError?: 'ThrottlingException' | 'InternalFailure';
+}
+
+/**
+ * Deliveries that fail until they are dead letters (`POST /_local/faults/deliveries`):
+ * poison stream records (their consumer fails on each every time, until the
+ * mapping gives it up to its on-failure destination) and a rule's target
+ * failing every attempt (until its dead-letter queue). The cell then lifts
+ * the fault and runs the redrive (`npm run redrive`) before its invariants.
+ */
+export interface DeliveryFault {
+  readonly poisonRecords: number;
+  readonly poisonFunction?: string;
+  readonly failingTargets: number;
+  readonly failingRule?: string;
 }
 
 export interface CellFaults {
   readonly steps: readonly StepFault[];
   readonly dynamodb: readonly DynamoFault[];
-  readonly duplicates: { readonly streamRecords: number; readonly busEvents: number };
+  readonly eventbridge: BusFault;
+  readonly deliveries: DeliveryFault;
+  readonly duplicates: {
+    readonly streamRecords: number;
+    readonly busEvents: number;
+    readonly lateMs?: number;
+  };
   /** The local cloud is killed (SIGKILL, its whole process group) halfway through the load and started again on its data. */
   readonly crash: boolean;
 }
@@ -37,7 +81,31 @@ export interface Cell {
    * run may have (OUT_OF_STOCK, PAYMENT_DECLINED: the load's own outcomes).
    */
   readonly reasons: readonly string[];
+  /**
+   * Every request answered as it would have been without the fault: an
+   * answer no run without it gives (a 5xx, a 429, no answer at all) fails
+   * the cell (see `answersTheFaultChanged`). Off for a fault the client may
+   * see, such as DynamoDB's throttling, which the API answers 429.
+   */
+  readonly answersUnchanged?: boolean;
+  /**
+   * `expected`: the fault must produce dead letters (a cell that made none
+   * fails: the fault did not bite), and after it is lifted the redrive must
+   * deliver every one before the invariants are checked.
+   */
+  readonly deadLetters?: 'expected';
 }
+
+/**
+ * The edges every cell seeds besides its ample stock and credit (issue 41,
+ * item 2): scarce products, a few units each contended by many orders, and
+ * customers whose limit is about one order, so that the last unit and the
+ * credit limit are reached under each fault, and compensation runs in every cell.
+ */
+export const EDGES = {
+  scarce: { products: 4, stock: 3 },
+  tight: { customers: 4, creditLimitCents: 3_000 },
+} as const;
 
 /** The saga's Task states (statemachines/order-saga.asl.json), in order. */
 export const SAGA_TASKS = ['ReserveStock', 'CapturePayment', 'ConfirmOrder', 'CancelOrder'] as const;
@@ -63,6 +131,8 @@ const EXHAUSTED: Readonly<Record<(typeof SAGA_TASKS)[number], readonly string[]>
 const none: CellFaults = {
   steps: [],
   dynamodb: [],
+  eventbridge: { entries: 0, calls: 0 },
+  deliveries: { poisonRecords: 0, failingTargets: 0 },
   duplicates: { streamRecords: 0, busEvents: 0 },
   crash: false,
 };
@@ -149,6 +219,77 @@ export function chaosMatrix(): Cell[] {
     });
   }
   cells.push({
+    name: 'dynamodb-lost-answer-20',
+    description:
+      "DynamoDB makes 20% of the functions' writes (single writes and transactions), then loses the answer: a 500 InternalServerError or a reset connection, which the SDK retries",
+    faults: { ...none, dynamodb: [{ kind: 'lost-answer', rate: 0.2 }] },
+    // The retry finds the write made and goes on: no order is cancelled for it, and no client sees it.
+    reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'eventbridge-partial-20',
+    description:
+      'EventBridge refuses 20% of the entries of each PutEvents one by one (FailedEntryCount, ErrorCode InternalFailure): the outbox puts only those again',
+    faults: { ...none, eventbridge: { entries: 0.2, calls: 0, entryError: 'InternalFailure' } },
+    // The relay puts a refused entry again; one refused past its retries is the stream's to deliver again.
+    reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'eventbridge-throttled-20',
+    description:
+      'EventBridge refuses 20% of PutEvents calls whole with a ThrottlingException, which the SDK retries',
+    faults: { ...none, eventbridge: { entries: 0, calls: 0.2 } },
+    reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'duplicates-late',
+    description:
+      'every stream batch and bus event delivered twice, the copy 5 s late: after the batches and events that followed it (out of order)',
+    faults: { ...none, duplicates: { streamRecords: 1, busEvents: 1, lateMs: 5_000 } },
+    reasons: [],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'lost-answers-and-step-failures',
+    description:
+      "two faults at once: DynamoDB loses the answer to 20% of the functions' writes, and CapturePayment fails 30% of its attempts with TransientError",
+    faults: {
+      ...none,
+      dynamodb: [{ kind: 'lost-answer', rate: 0.2 }],
+      steps: [{ state: 'CapturePayment', rate: 0.3, error: 'TransientError' }],
+    },
+    // Five failed attempts of CapturePayment (0.3⁵) exhaust its retries.
+    reasons: ['TIMEOUT'],
+    answersUnchanged: true,
+  });
+  cells.push({
+    name: 'poison-record',
+    description:
+      "one record of the inventory table's stream is poison: the projector fails on it every time, until the mapping gives it up to its on-failure destination; then the redrive",
+    faults: {
+      ...none,
+      deliveries: { poisonRecords: 1, poisonFunction: 'InventoryProjector', failingTargets: 0 },
+    },
+    reasons: [],
+    answersUnchanged: true,
+    deadLetters: 'expected',
+  });
+  cells.push({
+    name: 'target-failing',
+    description:
+      "the saga's OrderPlaced rule's target fails every attempt, until its dead-letter queue; then the redrive",
+    faults: {
+      ...none,
+      deliveries: { poisonRecords: 0, failingTargets: 1, failingRule: 'SagaStartOnOrderPlaced' },
+    },
+    reasons: [],
+    answersUnchanged: true,
+    deadLetters: 'expected',
+  });
+  cells.push({
     name: 'crash',
     description:
       'the local cloud killed with SIGKILL (its whole process group) halfway through, then started again on its data',
@@ -192,11 +333,14 @@ export interface ExplainedDeadLetter {
 }
 
 /** The names of a DynamoDB refusal as the SDK reports it (the error's name, or a cancellation's reason). */
-const DYNAMO_SIGNS: Readonly<Record<DynamoFault['error'], readonly string[]>> = {
+const DYNAMO_SIGNS: Readonly<Record<DynamoRefusal['error'], readonly string[]>> = {
   ProvisionedThroughputExceededException: ['ProvisionedThroughputExceeded'],
   ThrottlingException: ['ThrottlingException', 'Rate of requests exceeds'],
   TransactionConflict: ['TransactionConflict', 'TransactionCanceled', 'Transaction is ongoing'],
 };
+
+/** What a refused PutEvents leaves in a message (the relay's error, the SDK's). */
+const BUS_SIGNS = ['ThrottlingException', 'InternalFailure', 'Rate exceeded', 'events not published'];
 
 /** What a crash leaves in a message: connections refused or cut while the cloud was down. */
 const CRASH_SIGNS = ['ECONNREFUSED', 'ECONNRESET', 'socket hang up', 'EPIPE', 'sandbox', 'terminated'];
@@ -224,9 +368,21 @@ export function explainDeadLetter(letter: DeadLetter, faults: CellFaults): Expla
   );
   const base = { queue: letter.queue, messageId: letter.messageId, source, cause } as const;
   for (const fault of faults.dynamodb) {
+    // A lost answer explains no dead letter: its retry finds the write made.
+    if ('kind' in fault) continue;
     if (DYNAMO_SIGNS[fault.error].some((sign) => cause.includes(sign)))
       return { ...base, explainedBy: `DynamoDB ${fault.error} ${percent(fault.rate)}%` };
   }
+  if (faults.deliveries.poisonRecords > 0 && cause.includes('PoisonRecord'))
+    return { ...base, explainedBy: `${faults.deliveries.poisonRecords} poison record(s)` };
+  if (faults.deliveries.failingTargets > 0 && cause.includes('TargetFailing'))
+    return { ...base, explainedBy: `${faults.deliveries.failingRule ?? 'every'} rule's target failing` };
+  const bus = faults.eventbridge;
+  if ((bus.entries > 0 || bus.calls > 0) && BUS_SIGNS.some((sign) => cause.includes(sign)))
+    return {
+      ...base,
+      explainedBy: `EventBridge refusing ${percent(bus.entries)}% of entries, ${percent(bus.calls)}% of calls`,
+    };
   for (const fault of faults.steps) {
     if (cause.includes(fault.state) || (fault.error && cause.includes(fault.error)))
       return { ...base, explainedBy: `${fault.state} fault` };
@@ -234,6 +390,25 @@ export function explainDeadLetter(letter: DeadLetter, faults: CellFaults): Expla
   if (faults.crash && CRASH_SIGNS.some((sign) => cause.includes(sign)))
     return { ...base, explainedBy: 'the crash' };
   return base;
+}
+
+/**
+ * The answers a fault changed, from the load's unexpected answers by kind
+ * (`place_order 500`, `reserve_stock 429`, or a network error such as
+ * `errors.ETIMEDOUT`): a 5xx, a 429 or no answer. The 4xx a run without the
+ * fault gives (409 INSUFFICIENT_STOCK on a scarce product, 402, 404) are
+ * the answers the client would have had, and pass.
+ */
+export function answersTheFaultChanged(levels: readonly Readonly<Record<string, number>>[]): string[] {
+  const changed = new Map<string, number>();
+  for (const byKind of levels) {
+    for (const [kind, n] of Object.entries(byKind)) {
+      const status = /^\S+ (\d{3})$/.exec(kind)?.[1];
+      if (status === undefined || status === '429' || status.startsWith('5'))
+        changed.set(kind, (changed.get(kind) ?? 0) + n);
+    }
+  }
+  return [...changed].map(([kind, n]) => `${n} answer(s) the fault changed: ${kind}`);
 }
 
 /** What the runner saw of one cell. */
@@ -248,6 +423,41 @@ export interface CellObservation {
   readonly deadLetters: readonly ExplainedDeadLetter[];
   readonly retries: number;
   readonly taskFailures: number;
+  /** The faults the cell injected, as the local cloud counted them (absent for a cell that did not run). */
+  readonly injected?: Injected;
+  /** The redrive after the fault was lifted: messages delivered, and those left (each with why). */
+  readonly redrive?: { readonly redriven: number; readonly left: readonly string[] };
+}
+
+/** What a cell's faults did, counted by the local cloud. */
+export interface Injected {
+  readonly dynamodbRefused: number;
+  readonly lostAnswers: number;
+  readonly busEntriesRefused: number;
+  readonly busCallsRefused: number;
+  readonly poisonRecords: number;
+  readonly failedTargetAttempts: number;
+  /** Saga Task attempts that failed (a step fault's, or anything else's). */
+  readonly stepFailures: number;
+  /** Stream batches and bus deliveries made twice. */
+  readonly duplicated: number;
+}
+
+/** The faults injected, as a table cell: each kind that happened, with its count. */
+export function injectedText(injected: Injected | undefined): string {
+  if (!injected) return 'n/a';
+  const parts = [
+    ['DynamoDB refusals', injected.dynamodbRefused],
+    ['lost answers', injected.lostAnswers],
+    ['bus entries refused', injected.busEntriesRefused],
+    ['PutEvents calls refused', injected.busCallsRefused],
+    ['poison records', injected.poisonRecords],
+    ['target attempts failed', injected.failedTargetAttempts],
+    ['step failures', injected.stepFailures],
+    ['duplicate deliveries', injected.duplicated],
+  ] as const;
+  const made = parts.filter(([, n]) => n > 0).map(([what, n]) => `${what} ${n}`);
+  return made.length === 0 ? '0' : made.join(', ');
 }
 
 export interface CellResult extends CellObservation {
@@ -272,6 +482,11 @@ export function judgeCell(cell: Cell, seen: CellObservation): CellResult {
       problems.push(
         `unexplained dead letter in ${letter.queue} (${letter.source}): ${letter.cause || 'no cause'}`,
       );
+  }
+  if (cell.deadLetters === 'expected' && seen.orders > 0) {
+    if (seen.deadLetters.length === 0) problems.push('the fault made no dead letter');
+    if (!seen.redrive) problems.push('no redrive ran');
+    for (const left of seen.redrive?.left ?? []) problems.push(`dead letter not redriven: ${left}`);
   }
   const allowed = new Set<string>([...LOAD_REASONS, ...cell.reasons]);
   for (const [outcome, count] of Object.entries(seen.outcomes)) {
@@ -311,13 +526,25 @@ export function matrixTable(cells: readonly Cell[], results: readonly CellResult
       String(r.orders),
       String(r.outcomes.CONFIRMED ?? 0),
       cancelledByReason(r.outcomes),
+      injectedText(r.injected),
       String(r.retries),
-      r.deadLetters.length === 0 ? '0' : `${r.deadLetters.length} (${explained} explained)`,
+      (r.deadLetters.length === 0 ? '0' : `${r.deadLetters.length} (${explained} explained)`) +
+        (r.redrive ? `, ${r.redrive.redriven} redriven` : ''),
       r.ok ? 'pass' : `**FAIL**: ${r.problems.slice(0, 3).join('; ')}${r.problems.length > 3 ? '; …' : ''}`,
     ];
   });
   return table(
-    ['cell', 'fault', 'orders', 'confirmed', 'cancelled by reason', 'retries', 'DLQ', 'result'],
+    [
+      'cell',
+      'fault',
+      'orders',
+      'confirmed',
+      'cancelled by reason',
+      'faults injected',
+      'retries',
+      'DLQ',
+      'result',
+    ],
     rows,
   );
 }

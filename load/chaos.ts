@@ -13,11 +13,15 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CloudProcess, type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
 import { LOAD_DIR } from './artillery';
 import {
+  answersTheFaultChanged,
   type Cell,
   type CellFaults,
+  type CellObservation,
   type CellResult,
   chaosMatrix,
   type DeadLetter,
+  EDGES,
+  type ExplainedDeadLetter,
   explainDeadLetter,
   judgeCell,
   matrixTable,
@@ -25,6 +29,7 @@ import {
 } from './chaos-matrix';
 import { DEFAULT_INVARIANT_OPTIONS } from './invariants';
 import { PROFILES, type Profile } from './profiles';
+import { redrive } from './redrive';
 import { machine } from './report';
 import { runProfile } from './run';
 import { sleep, type Target } from './target';
@@ -83,16 +88,18 @@ async function admin<T>(target: Target, method: 'GET' | 'POST', path: string, bo
 }
 
 /** Puts the cell's faults in force (and lifts any other), or lifts them all. */
-async function applyFaults(target: Target, faults: CellFaults | undefined) {
+export async function applyFaults(target: Target, faults: CellFaults | undefined) {
   await admin(target, 'POST', 'faults', faults?.steps ?? []);
   await admin(target, 'POST', 'faults/dynamodb', faults?.dynamodb ?? []);
   await admin(target, 'POST', 'faults/duplicates', faults?.duplicates ?? {});
+  await admin(target, 'POST', 'faults/eventbridge', faults?.eventbridge ?? {});
+  await admin(target, 'POST', 'faults/deliveries', faults?.deliveries ?? {});
 }
 
 interface Stats {
   stepFunctions?: { running?: number; taskRetries?: number; taskFailures?: number };
-  streams?: Record<string, { records: number; batches: number }>;
-  eventBridge?: { deliveries?: number; failedDeliveries?: number };
+  streams?: Record<string, { records: number; batches: number; duplicatedBatches?: number }>;
+  eventBridge?: { deliveries?: number; failedDeliveries?: number; duplicatedDeliveries?: number };
 }
 
 /**
@@ -114,6 +121,17 @@ async function quiescence(target: Target, limitMs: number): Promise<Stats> {
     if ((running === 0 && Date.now() - quietSince >= 3_000) || Date.now() > deadline) return stats;
     await sleep(500);
   }
+}
+
+interface Injected {
+  dynamodb: { refused: number; lostAnswers: number };
+  eventbridge: { refusedEntries: number; refusedCalls: number };
+  deliveries: { poisonRecords: number; failedTargetAttempts: number };
+}
+
+/** What the local cloud's DynamoDB and EventBridge faults have done since it started (`GET /_local/faults`). */
+async function injected(target: Target): Promise<Injected> {
+  return (await admin<{ injected: Injected }>(target, 'GET', 'faults')).injected;
 }
 
 async function deadLetters(target: Target): Promise<DeadLetter[]> {
@@ -186,16 +204,25 @@ async function runCell(
   const target: Target = { api: cloud.apiUrl, awsEndpoint: cloud.awsEndpoint };
   const log = (line: string) => console.log(`[${cell.name}] ${line}`);
   const before = new Set((await deadLetters(target)).map((d) => d.messageId));
+  const injectedBefore = await injected(target);
   const profile: Profile = {
     ...PROFILES.mix,
     levels: [options.rate],
     durationSeconds: options.seconds,
     // A cell judges outcomes, not latency: nothing to warm up for, and its one cloud is warm after the first.
     warmUpSeconds: 0,
-    seed: { customers: 20, products: 20 },
+    // The edges in every cell: 4 products of 3 units each, contended by many orders (OUT_OF_STOCK), and
+    // 4 customers with $30 of credit, reached after an order or two (PAYMENT_DECLINED): compensation runs.
+    seed: { ...EDGES, customers: 20, products: 20 },
   };
   let crash: Promise<void> | undefined;
   const problems: string[] = [];
+  const newDeadLetters = async () =>
+    (await deadLetters(target))
+      .filter((d) => !before.has(d.messageId))
+      .map((d) => explainDeadLetter(d, cell.faults));
+  let letters: ExplainedDeadLetter[] | undefined;
+  let redriven: CellObservation['redrive'];
   const invariants = DEFAULT_INVARIANT_OPTIONS;
   const outcome = await runProfile({
     profile,
@@ -226,12 +253,24 @@ async function runCell(
       const limit = (invariants.sagaDeadlineSeconds + invariants.finalGraceSeconds) * 1000;
       await quiescence(target, limit);
       await applyFaults(target, undefined);
+      if (cell.deadLetters !== 'expected') return;
+      // The dead letters the fault made, explained before the redrive delivers (and deletes) them.
+      letters = await newDeadLetters();
+      const result = await redrive(target.awsEndpoint!);
+      redriven = {
+        redriven: result.redriven.length,
+        left: result.left.map((l) => `${l.queue} ${l.messageId}: ${l.reason}`),
+      };
+      log(`redrive: ${result.redriven.length} delivered again, ${result.left.length} left`);
+      // What the redrive delivered has reached the views before the invariants are read.
+      await quiescence(target, 60_000);
     },
   });
   const stats = await quiescence(target, 60_000);
-  const letters = (await deadLetters(target))
-    .filter((d) => !before.has(d.messageId))
-    .map((d) => explainDeadLetter(d, cell.faults));
+  // A crash restarts the counters with the cloud: what the cell injected is then what came after.
+  const injectedAfter = await injected(target);
+  const since = (after: number, before: number) => (after >= before ? after - before : after);
+  letters ??= await newDeadLetters();
   const customers = [...new Set(outcome.orders.map((o) => o.customerId))];
   let twice: string[] = [];
   try {
@@ -239,14 +278,37 @@ async function runCell(
   } catch (error) {
     problems.push(`the accounts could not be read: ${(error as Error).message}`);
   }
+  const answers = cell.answersUnchanged
+    ? answersTheFaultChanged(outcome.levels.map((l) => l.metrics.errors.byKind))
+    : [];
   return judgeCell(cell, {
     orders: outcome.invariants.orders.placed,
     outcomes: outcome.invariants.orders.outcomes,
-    failures: [...outcome.failures, ...problems],
+    failures: [...outcome.failures, ...problems, ...answers],
     chargedTwice: twice,
     deadLetters: letters,
     retries: stats.stepFunctions?.taskRetries ?? 0,
     taskFailures: stats.stepFunctions?.taskFailures ?? 0,
+    ...(redriven ? { redrive: redriven } : {}),
+    injected: {
+      dynamodbRefused: since(injectedAfter.dynamodb.refused, injectedBefore.dynamodb.refused),
+      lostAnswers: since(injectedAfter.dynamodb.lostAnswers, injectedBefore.dynamodb.lostAnswers),
+      busEntriesRefused: since(
+        injectedAfter.eventbridge.refusedEntries,
+        injectedBefore.eventbridge.refusedEntries,
+      ),
+      busCallsRefused: since(injectedAfter.eventbridge.refusedCalls, injectedBefore.eventbridge.refusedCalls),
+      // A Task's failure is the load's own too (a product sold out): the fault's only where the cell has one.
+      stepFailures: cell.faults.steps.length > 0 ? (stats.stepFunctions?.taskFailures ?? 0) : 0,
+      poisonRecords: since(injectedAfter.deliveries.poisonRecords, injectedBefore.deliveries.poisonRecords),
+      failedTargetAttempts: since(
+        injectedAfter.deliveries.failedTargetAttempts,
+        injectedBefore.deliveries.failedTargetAttempts,
+      ),
+      duplicated:
+        Object.values(stats.streams ?? {}).reduce((n, s) => n + (s.duplicatedBatches ?? 0), 0) +
+        (stats.eventBridge?.duplicatedDeliveries ?? 0),
+    },
   });
 }
 

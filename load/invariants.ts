@@ -10,13 +10,15 @@
  *   ≥ 0, i.e. what it was before the run minus what the run's orders hold;
  * - for every seeded product: available + reserved + sold = the stock it
  *   received, none negative, and sold grew by exactly the quantity of the
- *   run's CONFIRMED orders.
+ *   run's CONFIRMED orders;
+ * - for every seeded product: reserved = what its live reservations and its
+ *   unconfirmed orders hold (`expectedReserved`).
  *
  * Read models are eventually consistent: a balance or count that must equal
  * the run's total is re-read until it does, for at most `settleSeconds`;
  * conservation and signs are checked on every read.
  */
-import type { LedgerLine } from './processor';
+import type { LedgerLine, ReservationLine } from './processor';
 import type { Seed } from './seed';
 import { mapPool, request, sleep, type Target } from './target';
 
@@ -36,6 +38,8 @@ export const DEFAULT_INVARIANT_OPTIONS: InvariantOptions = {
 export interface Baseline {
   readonly availableCredit: ReadonlyMap<string, number>;
   readonly sold: ReadonlyMap<string, number>;
+  /** What each product held reserved before the run (absent in a baseline read before it was kept). */
+  readonly reserved?: ReadonlyMap<string, number>;
 }
 
 export interface InvariantCheck {
@@ -89,11 +93,15 @@ export async function readBaseline(target: Target, seed: Seed): Promise<Baseline
     const view = await read<CustomerView>(target, `/customers/${c.customerId}`);
     return [c.customerId, view.availableCreditCents] as const;
   });
-  const sold = await mapPool(seed.products, CONCURRENCY, async (p) => {
+  const products = await mapPool(seed.products, CONCURRENCY, async (p) => {
     const view = await read<ProductView>(target, `/products/${p.productId}`);
-    return [p.productId, view.sold] as const;
+    return [p.productId, view] as const;
   });
-  return { availableCredit: new Map(credit), sold: new Map(sold) };
+  return {
+    availableCredit: new Map(credit),
+    sold: new Map(products.map(([id, v]) => [id, v.sold])),
+    reserved: new Map(products.map(([id, v]) => [id, v.reserved])),
+  };
 }
 
 /** Re-reads until `settled` holds on a read or `settleSeconds` pass; `onRead` sees every read. */
@@ -112,14 +120,55 @@ async function settle<T>(
   }
 }
 
+/**
+ * What a product must hold reserved after a run, at `now`: `exactly` the
+ * units of the run's reservations still live (answered 201, not yet past
+ * `expiresAt`: the mix never releases one), plus up to `unsure` units more
+ * that may or may not be held: a reservation past its expiry the expirer
+ * has not swept yet, one sent whose answer never came (it may have been
+ * made), an order still PENDING (it may hold its stock). A CONFIRMED order
+ * holds none (sold), nor a CANCELLED one (released). `reservedBefore` is
+ * what it held before the run (the run's own reservations come on top).
+ */
+export function expectedReserved(
+  productId: string,
+  reservedBefore: number,
+  reservations: readonly ReservationLine[],
+  pendingOrders: readonly { readonly items: readonly { productId: string; quantity: number }[] }[],
+  now: number,
+): { exactly: number; unsure: number } {
+  let exactly = reservedBefore;
+  let unsure = 0;
+  const byKey = new Map<string, ReservationLine>();
+  for (const line of reservations) {
+    if (line.productId !== productId) continue;
+    const seen = byKey.get(line.idempotencyKey);
+    if (!seen || (seen.reservationId === undefined && seen.refusedWith === undefined))
+      byKey.set(line.idempotencyKey, line);
+  }
+  for (const line of byKey.values()) {
+    if (line.refusedWith !== undefined) continue;
+    if (line.reservationId === undefined) unsure += line.quantity;
+    else if (Date.parse(line.expiresAt ?? '') > now) exactly += line.quantity;
+    else unsure += line.quantity;
+  }
+  for (const order of pendingOrders)
+    for (const item of order.items) if (item.productId === productId) unsure += item.quantity;
+  return { exactly, unsure };
+}
+
 export async function checkInvariants(
   target: Target,
   seed: Seed,
   baseline: Baseline,
   ledger: readonly (LedgerLine & { readonly orderId: string })[],
   options: InvariantOptions,
+  /** The run's reservations (the mix's reserve_stock); without them `reserved` is checked against its orders alone. */
+  reservations: readonly ReservationLine[] = [],
 ): Promise<InvariantReport> {
   const finality: string[] = [];
+  const reservedHeld: string[] = [];
+  const pendingOrders: LedgerLine[] = [];
   const payments: string[] = [];
   const credit: string[] = [];
   const stock: string[] = [];
@@ -132,6 +181,7 @@ export async function checkInvariants(
       const order = await read<OrderView>(target, `/orders/${line.orderId}`);
       if (order.status !== 'PENDING') return { line, order };
       if (Date.now() > due) {
+        pendingOrders.push(line);
         finality.push(
           `order ${line.orderId} still PENDING ${((Date.now() - line.placedAt) / 1000).toFixed(0)} s after it was placed`,
         );
@@ -211,6 +261,26 @@ export async function checkInvariants(
       stock.push(
         `product ${p.productId}: sold ${view.sold}, expected ${expectedSold} (before + confirmed by the run)`,
       );
+    // Reserved: what its live reservations and unconfirmed orders hold, once the projector has caught up.
+    const expected = () =>
+      expectedReserved(
+        p.productId,
+        baseline.reserved?.get(p.productId) ?? 0,
+        reservations,
+        pendingOrders,
+        Date.now(),
+      );
+    const reserved = await settle(
+      () => read<ProductView>(target, `/products/${p.productId}`),
+      (v) => v.reserved === expected().exactly,
+      () => undefined,
+      options.settleSeconds,
+    );
+    const { exactly, unsure } = expected();
+    if (reserved.reserved < exactly || reserved.reserved > exactly + unsure)
+      reservedHeld.push(
+        `product ${p.productId}: reserved ${reserved.reserved}, but its live reservations and unconfirmed orders hold ${exactly}${unsure > 0 ? ` (up to ${exactly + unsure} with those unsure)` : ''}`,
+      );
   });
 
   // A violation seen on several reads of the same view is one violation.
@@ -235,6 +305,11 @@ export async function checkInvariants(
       name: 'products: available + reserved + sold = received, none negative, sold = before + confirmed',
       checked: seed.products.length,
       violations: unique(stock),
+    },
+    {
+      name: 'products: reserved = what live reservations and unconfirmed orders hold',
+      checked: seed.products.length,
+      violations: unique(reservedHeld),
     },
   ];
   return {

@@ -46,6 +46,8 @@ export interface ProcessorSettings {
   readonly sagaLimitMs: number;
   /** JSON lines, one per placed order. */
   readonly ledgerFile: string;
+  /** JSON lines, one per reservation sent and one per answer (`ReservationLine`); unset, none are kept. */
+  readonly reservationsFile?: string;
   /** Orders are sent with `Prefer: wait=N`; unset, without the header. */
   readonly waitSeconds?: number;
 }
@@ -66,6 +68,24 @@ export interface LedgerLine {
   readonly items: readonly { productId: string; quantity: number }[];
   /** Epoch ms when the POST was sent. */
   readonly placedAt: number;
+}
+
+/**
+ * A reservation of the run: one line when it is sent, one when it is
+ * answered, with its id and expiry (`201`) or the status that refused it,
+ * tied by the request's Idempotency-Key. The stock a product holds reserved
+ * after the run is what its live reservations hold (the invariants).
+ */
+export interface ReservationLine {
+  readonly idempotencyKey: string;
+  readonly productId: string;
+  readonly quantity: number;
+  /** Epoch ms when the POST was sent. */
+  readonly sentAt: number;
+  readonly reservationId?: string;
+  /** ISO time at which it expires (and its stock becomes available again). */
+  readonly expiresAt?: string;
+  readonly refusedWith?: number;
 }
 
 // The subset of Artillery's processor API used here.
@@ -282,10 +302,45 @@ export function pickProduct(context: Context, _events: Events, next: Next) {
 
 export function newReservation(params: RequestParams, context: Context, _events: Events, next: Next) {
   params.json = { quantity: 1 };
-  withIdempotencyKey(params);
+  const idempotencyKey = randomUUID();
+  withIdempotencyKey(params, idempotencyKey);
   withToken(params, String(context.vars.token));
+  const sent: ReservationLine = {
+    idempotencyKey,
+    productId: String(context.vars.productId),
+    quantity: 1,
+    sentAt: Date.now(),
+  };
+  recordReservation(sent);
+  context.vars.reservation = sent;
   next();
 }
+
+/** `afterResponse` of reserve_stock: the reservation's answer in the ledger, and its status checked. */
+export function reservationAnswered(
+  params: RequestParams & { name?: string },
+  response: Response,
+  context: Context,
+  events: Events,
+  next: Next,
+) {
+  const sent = context.vars.reservation as ReservationLine | undefined;
+  if (sent && response.statusCode === 201) {
+    const body = parse(response.body);
+    recordReservation({
+      ...sent,
+      reservationId: String(body.reservationId),
+      expiresAt: String(body.expiresAt),
+    });
+  } else if (sent && response.statusCode >= 400 && response.statusCode < 500) {
+    recordReservation({ ...sent, refusedWith: response.statusCode });
+  }
+  expectStatus(params, response, context, events, next);
+}
+
+const recordReservation = (line: ReservationLine) => {
+  if (settings?.reservationsFile) appendFileSync(settings.reservationsFile, `${JSON.stringify(line)}\n`);
+};
 
 /** Appends a line to the run's ledger. */
 const record = (line: LedgerLine) => {

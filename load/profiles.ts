@@ -1,3 +1,4 @@
+import type { SeedOptions } from './seed';
 /**
  * The load profiles. Each runs the same workload, the replaced systems' mix:
  * every iteration is one weighted operation — place an order (1–3 items),
@@ -43,7 +44,7 @@ export interface Profile {
   /** Memory and latency sampled over time (the soak). */
   readonly sampleEverySeconds?: number;
   /** Seeded customers and products when the run seeds its own data. */
-  readonly seed: { readonly customers: number; readonly products: number };
+  readonly seed: Pick<SeedOptions, 'customers' | 'products' | 'scarce' | 'tight'>;
 }
 
 const weights = { placeOrder: 60, reserveStock: 25, createCustomer: 15 } as const;

@@ -10,7 +10,7 @@ import { costModel } from './cost';
 import { cpuProbe } from './cpu-probe';
 import { checkInvariants, type InvariantOptions, type InvariantReport, readBaseline } from './invariants';
 import { ordersOfLedger } from './ledger';
-import type { LedgerLine } from './processor';
+import type { LedgerLine, ReservationLine } from './processor';
 import type { Profile } from './profiles';
 import { type ConsolePeriod, progressLine } from './progress';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
@@ -99,6 +99,8 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
 
   const ledgerFile = join(dir, 'orders.jsonl');
   writeFileSync(ledgerFile, '');
+  const reservationsFile = join(dir, 'reservations.jsonl');
+  writeFileSync(reservationsFile, '');
   const memory: MemorySample[] = [];
   const levels: LevelResult[] = [];
   const failures: string[] = [];
@@ -133,6 +135,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
         pollIntervalMs: profile.pollIntervalMs,
         sagaLimitMs: profile.sagaLimitSeconds * 1000,
         ledgerFile,
+        reservationsFile,
         ...(profile.waitSeconds === undefined ? {} : { waitSeconds: profile.waitSeconds }),
       },
       durationSeconds: seconds,
@@ -236,7 +239,11 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     orders = ledger;
     if (recovered > 0)
       log(`recovered ${recovered} orders placed without an answer seen, by their Idempotency-Key`);
-    invariants = await checkInvariants(target, data, baseline, ledger, options.invariants);
+    const reservations = readFileSync(reservationsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as ReservationLine);
+    invariants = await checkInvariants(target, data, baseline, ledger, options.invariants, reservations);
   } catch (error) {
     // A target still working off the load's backlog may not answer: that fails the run, with its report.
     failures.push(`the invariants could not be checked: ${(error as Error).message}`);

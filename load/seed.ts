@@ -1,6 +1,7 @@
 /**
  * Sample data for the profiles: N customers with plenty of credit and N
- * products with plenty of stock, created through the API of the target, and
+ * products with plenty of stock (and, when asked, the edges: a few scarce
+ * products and customers with about one order's credit), created through the API of the target, and
  * their ids written to a seed file the profiles (and the invariant checks)
  * read. The seed records what it created with — the stock is what the
  * products have ever received, since the profiles never restock.
@@ -29,6 +30,17 @@ export interface SeedOptions {
   /** Units per product: enough that the mix's orders and reservations do not run it out. */
   readonly stock: number;
   readonly creditLimitCents: number;
+  /**
+   * The edges: the first `products` products get only `stock` units, so that
+   * many orders contend for the last one and some are cancelled OUT_OF_STOCK.
+   */
+  readonly scarce?: { readonly products: number; readonly stock: number };
+  /**
+   * The first `customers` customers get a limit of `creditLimitCents` (about
+   * one order), so that the limit is reached and orders past it are cancelled
+   * PAYMENT_DECLINED, their stock released by compensation.
+   */
+  readonly tight?: { readonly customers: number; readonly creditLimitCents: number };
 }
 
 export const DEFAULT_SEED: SeedOptions = {
@@ -95,10 +107,11 @@ export async function seed(target: Target, options: SeedOptions): Promise<Seed> 
   const callers = await tokensFor(target).shopCallers(options.customers, `seed-${run}`);
   const customers = await mapPool([...callers.keys()], 8, async (i) => {
     const { sub } = callers[i]!;
+    const tight = i < (options.tight?.customers ?? 0);
     const body: Body<'RegisterCustomer'> & { ownerSub?: string } = {
       name: `Seed customer ${i}`,
       email: `seed-${run}-${i}@example.com`,
-      creditLimitCents: options.creditLimitCents,
+      creditLimitCents: tight ? options.tight!.creditLimitCents : options.creditLimitCents,
       ownerSub: sub,
     };
     const c = created(
@@ -112,6 +125,7 @@ export async function seed(target: Target, options: SeedOptions): Promise<Seed> 
   });
   const products = await mapPool([...Array(options.products).keys()], 8, async (i) => {
     const priceCents = 100 + ((i * 37) % 50) * 100;
+    const stock = i < (options.scarce?.products ?? 0) ? options.scarce!.stock : options.stock;
     const p = created(
       'POST /products',
       await api.POST('/products', {
@@ -120,11 +134,11 @@ export async function seed(target: Target, options: SeedOptions): Promise<Seed> 
           sku: `SEED-${run}-${i}`,
           name: `Seed product ${i}`,
           priceCents,
-          stock: options.stock,
+          stock,
         } satisfies Body<'CreateProduct'>,
       }),
     );
-    return { productId: p.productId, priceCents, stock: options.stock };
+    return { productId: p.productId, priceCents, stock };
   });
   return { target: target.api, createdAt: new Date().toISOString(), customers, products };
 }

@@ -50,14 +50,35 @@ export type WriteObserver = (
 ) => void;
 
 /**
+ * A write to run and then lose the answer to (a fault injected): once the
+ * engine has made it, the caller gets DynamoDB's `500 InternalServerError`,
+ * or its connection is reset, instead of the answer; `lost` is told each
+ * time an answer is lost. A write the engine refuses is answered as it is.
+ */
+export interface LoseTheAnswer {
+  readonly loseAnswer: 'InternalServerError' | 'ConnectionReset';
+  readonly lost: () => void;
+}
+
+/**
  * Looks at a DynamoDB call before the engine runs it: the answer to give
- * instead (IAM's denial, a fault injected), or undefined to run it.
+ * instead (IAM's denial, a fault injected), the answer to lose after it
+ * runs, or undefined to run it.
  */
 export type DynamoGate = (
   caller: string | undefined,
   operation: string,
   input: Record<string, unknown>,
-) => WireAnswer | undefined;
+) => WireAnswer | LoseTheAnswer | undefined;
+
+/** DynamoDB's answer to a call that failed inside the service (the SDK retries it). */
+const INTERNAL_SERVER_ERROR: WireAnswer = {
+  status: 500,
+  body: JSON.stringify({
+    __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+    message: 'Internal server error',
+  }),
+};
 
 export class AwsEndpoint {
   private server?: Server;
@@ -128,7 +149,10 @@ export class AwsEndpoint {
         }
         const dynamoOperation = operationOf(target);
         if (dynamoOperation) {
-          send(res, this.serveDynamo(dynamoOperation, body, String(req.headers.authorization ?? '')));
+          const answer = this.serveDynamo(dynamoOperation, body, String(req.headers.authorization ?? ''));
+          // The write is made; the connection is cut before its answer (the SDK sees ECONNRESET).
+          if (answer === 'reset') req.socket.destroy();
+          else send(res, answer);
           return;
         }
         this.serve(target, body, String(req.headers.authorization ?? '')).then(
@@ -170,16 +194,20 @@ export class AwsEndpoint {
    * process: checked first (the caller's role, faults injected for it),
    * then run; a successful write is told to the write observers.
    */
-  private serveDynamo(operation: string, body: Buffer, authorization: string): WireAnswer {
+  private serveDynamo(operation: string, body: Buffer, authorization: string): WireAnswer | 'reset' {
     const input = parseBody(body.toString('utf8'));
     if (input instanceof DynamoDbError) return failure(input);
     const caller = accessKeyOf(authorization);
-    const refusal = this.dynamoGate?.(caller, operation, input as Record<string, unknown>);
-    if (refusal) return refusal;
+    const gate = this.dynamoGate?.(caller, operation, input as Record<string, unknown>);
+    if (gate && !('loseAnswer' in gate)) return gate;
     const answer = run(this.engine, operation, input);
     if (answer.status === 200 && WRITE_OPERATIONS.has(operation)) {
       for (const observer of this.writeObservers)
         observer(caller, operation, input as Record<string, unknown>);
+    }
+    if (gate && answer.status === 200) {
+      gate.lost();
+      return gate.loseAnswer === 'ConnectionReset' ? 'reset' : INTERNAL_SERVER_ERROR;
     }
     return answer;
   }

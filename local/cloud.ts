@@ -6,14 +6,29 @@ import { AwsEndpoint, type CallAuthorizer, type PathHandler } from './aws-endpoi
 import { CONSOLE_PATH, serveConsole } from './console';
 import { CpuMeter } from './cpu';
 import { dataDirLayout, JsonFile, lockDataDir } from './data-dir';
+import {
+  type DeliveryFaults,
+  noDeliveryFaults,
+  PoisonRecords,
+  validateDeliveryFaults,
+} from './delivery-faults';
 import { noDuplicates, validateDuplicates } from './duplicates';
 import { DynamoJsonClient } from './dynamo-client';
 import { DynamoDbEngine, Journal } from './dynamodb';
 import { LocalEventBridge, ruleSpecs } from './eventbridge/bus';
+import { noPutEventsFaults, type PutEventsFaults, validatePutEventsFaults } from './eventbridge/put-faults';
 import { LocalHttpApi, routeSpecs } from './http-api';
 import { AccessDeniedError, authorize } from './iam';
 import { endpointAuthorizations } from './iam-actions';
-import { awsRefusal, type DynamoFaultRule, refusalFor, validateDynamoFaults } from './lambda/dynamo-faults';
+import {
+  awsRefusal,
+  callKey,
+  type DynamoFaultRule,
+  type LostAnswers,
+  lostAnswerFor,
+  refusalFor,
+  validateDynamoFaults,
+} from './lambda/dynamo-faults';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { serveLogs } from './logs';
 import { CACHE_DIR } from './maven';
@@ -209,6 +224,11 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     for (const mapping of mappings) authorizeMapping(principals, mapping);
     // Duplicate delivery injected by the admin API (off until set); the pollers and the bus read it by reference.
     const duplicates = noDuplicates();
+    // PutEvents refused, in part or whole (local/eventbridge/put-faults.ts); {} turns it off.
+    const putEventsFaults: PutEventsFaults = noPutEventsFaults();
+    // Poison stream records and failing rule targets (local/delivery-faults.ts); {} turns them off.
+    const deliveryFaults: DeliveryFaults = noDeliveryFaults();
+    const poison = new PoisonRecords(deliveryFaults);
     const pollers = mappings.map(
       (spec) =>
         new StreamPoller(
@@ -219,6 +239,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
           log,
           data ? new JsonFile<StreamPosition>(join(data.streams, `${spec.logicalId}.json`)) : undefined,
           duplicates,
+          poison,
         ),
     );
     const poke = (tableNames: readonly string[]) => {
@@ -233,6 +254,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     // IAM enforced locally: a function's DynamoDB call is checked against its role before it runs, and
     // faults injected into the functions' calls (`POST /_local/faults/dynamodb`) refuse a share of them.
     let dynamoFaults: readonly DynamoFaultRule[] = [];
+    // Answers lost per lost-answer rule (for its `count`), and what the faults did since they were last set.
+    const lostAnswers: LostAnswers = { perRule: new Map(), calls: new Set() };
+    const injected = { refused: 0, lostAnswers: 0 };
     // A call signed with a function's key is that function's; other callers (tests, the load tools, the CLI)
     // stand for the account's administrator and are not checked.
     const authorizeCaller: CallAuthorizer = (caller, prefix, operation, input) => {
@@ -255,10 +279,24 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
         };
       }
       if (!caller || !runtime.specs.has(caller)) return undefined;
-      const refusal = dynamoFaults.length > 0 ? refusalFor(dynamoFaults, operation) : undefined;
-      if (!refusal) return undefined;
-      const { status, body } = awsRefusal(refusal.error, operation, input);
-      return { status, body: JSON.stringify(body) };
+      if (dynamoFaults.length === 0) return undefined;
+      const refusal = refusalFor(dynamoFaults, operation);
+      if (refusal) {
+        injected.refused++;
+        const { status, body } = awsRefusal(refusal.error, operation, input);
+        return { status, body: JSON.stringify(body) };
+      }
+      const call = callKey(operation, input);
+      const lose = lostAnswerFor(dynamoFaults, operation, lostAnswers, Math.random, call);
+      if (!lose) return undefined;
+      return {
+        loseAnswer: lose.way,
+        lost: () => {
+          lostAnswers.perRule.set(lose.rule, (lostAnswers.perRule.get(lose.rule) ?? 0) + 1);
+          if (lose.rule.once) lostAnswers.calls.add(call);
+          injected.lostAnswers++;
+        },
+      };
     });
 
     /** A state machine's role, as IAM evaluates it. */
@@ -316,6 +354,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       },
       log,
       duplicates,
+      putEventsFaults,
+      deliveryFaults,
     );
     endpoint.register('AWSEvents.', (operation, input) => bus.handle(operation, input));
     // `aws lambda invoke`: Lambda's REST Invoke, with a function error reported as Lambda does.
@@ -348,17 +388,93 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     // DynamoDB refusing a share of the functions' calls (local/lambda/dynamo-faults.ts); [] turns it off.
     endpoint.servePath('POST', /^\/_local\/faults\/dynamodb$/, async (_match, body) => {
       dynamoFaults = validateDynamoFaults(JSON.parse(body.toString('utf8') || '[]'));
+      lostAnswers.perRule.clear();
+      lostAnswers.calls.clear();
       return { status: 200, body: { dynamodb: dynamoFaults } };
     });
     // Duplicate delivery of stream batches and bus events (local/duplicates.ts); {} turns it off.
     endpoint.servePath('POST', /^\/_local\/faults\/duplicates$/, async (_match, body) => {
-      Object.assign(duplicates, validateDuplicates(JSON.parse(body.toString('utf8') || '{}')));
+      const set = validateDuplicates(JSON.parse(body.toString('utf8') || '{}'));
+      delete duplicates.lateMs;
+      Object.assign(duplicates, set);
       return { status: 200, body: { duplicates } };
     });
+    endpoint.servePath('POST', /^\/_local\/faults\/eventbridge$/, async (_match, body) => {
+      const set = validatePutEventsFaults(JSON.parse(body.toString('utf8') || '{}'));
+      delete putEventsFaults.count;
+      Object.assign(putEventsFaults, set);
+      bus.refused.entries = 0;
+      bus.refused.calls = 0;
+      return { status: 200, body: { eventbridge: putEventsFaults } };
+    });
+    endpoint.servePath('POST', /^\/_local\/faults\/deliveries$/, async (_match, body) => {
+      const set = validateDeliveryFaults(JSON.parse(body.toString('utf8') || '{}'));
+      delete deliveryFaults.poisonFunction;
+      delete deliveryFaults.failingRule;
+      Object.assign(deliveryFaults, set);
+      // Lifted: the poison records are records like any other again (a redrive delivers them).
+      if (set.poisonRecords === 0) poison.clear();
+      return { status: 200, body: { deliveries: deliveryFaults } };
+    });
+    // `npm run redrive`: every dead letter delivered again, once; each delivered is deleted, the rest stay.
+    endpoint.servePath('POST', /^\/_local\/dead-letters\/redrive$/, async () => {
+      const redriven: { queue: string; messageId: string }[] = [];
+      const left: { queue: string; messageId: string; reason: string }[] = [];
+      for (const arn of queues.arns) {
+        const queue = arn.split(':').at(-1)!;
+        for (const message of [...queues.messages(arn)]) {
+          let reason: string;
+          try {
+            reason = (await redriveOne(arn, message.body)) ?? '';
+          } catch (error) {
+            reason = (error as Error).message;
+          }
+          if (reason === '' && queues.remove(arn, message.messageId))
+            redriven.push({ queue, messageId: message.messageId });
+          else left.push({ queue, messageId: message.messageId, reason: reason || 'not found' });
+        }
+      }
+      return { status: 200, body: { redriven, left } };
+    });
+    /** Delivers one dead letter again: undefined when it was handled, else why not. */
+    const redriveOne = async (queueArn: string, body: string): Promise<string | undefined> => {
+      const letter = JSON.parse(body) as {
+        DDBStreamBatchInfo?: {
+          shardId: string;
+          startSequenceNumber: string;
+          endSequenceNumber: string;
+          streamArn: string;
+        };
+        rule?: string;
+        event?: Record<string, unknown>;
+      };
+      const batch = letter.DDBStreamBatchInfo;
+      if (batch) {
+        const poller = pollers.find(
+          (p) => p.spec.streamArn === batch.streamArn && p.spec.onFailureArn === queueArn,
+        );
+        if (!poller) return `no stream mapping sends ${batch.streamArn} to this queue`;
+        const done = await poller.redrive(batch.shardId, batch.startSequenceNumber, batch.endSequenceNumber);
+        return done ? undefined : 'the function failed on the records again';
+      }
+      if (letter.rule && letter.event) {
+        const done = await bus.redeliver(letter.rule, queueArn, letter.event);
+        return done ? undefined : `no target of ${letter.rule} has this dead-letter queue`;
+      }
+      return 'neither a stream batch nor a rule target’s event';
+    };
     endpoint.serveAdmin('/_local/faults', () => ({
       steps: faults,
       dynamodb: dynamoFaults,
+      eventbridge: putEventsFaults,
+      deliveries: deliveryFaults,
       duplicates,
+      // What the DynamoDB faults have done since the cloud started: calls refused, answers lost after a write.
+      injected: {
+        dynamodb: { ...injected },
+        eventbridge: { refusedEntries: bus.refusedEver.entries, refusedCalls: bus.refusedEver.calls },
+        deliveries: { poisonRecords: poison.ever, failedTargetAttempts: bus.stats.failedTargetAttempts },
+      },
     }));
     stoppers.push(async () => {
       bus.stop();

@@ -12,6 +12,12 @@ export interface DuplicateDelivery {
   streamRecords: number;
   /** Share of matched events delivered twice to every target of the rule, from 0 to 1. */
   busEvents: number;
+  /**
+   * The copy comes this late (ms), not at once: a stream batch delivered
+   * again after the batches that followed it (out of order), an event's
+   * second delivery after later events' first. 0 or absent: at once.
+   */
+  lateMs?: number;
 }
 
 export const noDuplicates = (): DuplicateDelivery => ({ streamRecords: 0, busEvents: 0 });
@@ -28,8 +34,15 @@ export function validateDuplicates(input: unknown): DuplicateDelivery {
     return value;
   };
   for (const key of Object.keys(body)) {
-    if (key !== 'streamRecords' && key !== 'busEvents')
-      throw new Error(`duplicates: unknown field ${key} (streamRecords, busEvents)`);
+    if (key !== 'streamRecords' && key !== 'busEvents' && key !== 'lateMs')
+      throw new Error(`duplicates: unknown field ${key} (streamRecords, busEvents, lateMs)`);
   }
-  return { streamRecords: rate('streamRecords'), busEvents: rate('busEvents') };
+  const lateMs = body.lateMs ?? 0;
+  if (typeof lateMs !== 'number' || !(lateMs >= 0 && lateMs <= 600_000))
+    throw new Error('duplicates: lateMs must be a number of ms from 0 to 600000');
+  return {
+    streamRecords: rate('streamRecords'),
+    busEvents: rate('busEvents'),
+    ...(lateMs > 0 ? { lateMs } : {}),
+  };
 }

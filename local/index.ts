@@ -44,20 +44,37 @@ export {
 } from './command-line';
 // Where the cloud's CPU time went (part of its counters).
 export type { CpuTimes } from './cpu';
+// Poison stream records and failing rule targets, as POST /_local/faults/deliveries accepts them.
+export {
+  type DeliveryFaults,
+  PoisonRecords,
+  targetFails,
+  validateDeliveryFaults,
+} from './delivery-faults';
 // Duplicate delivery as POST /_local/faults/duplicates accepts it.
 export { type DuplicateDelivery, validateDuplicates } from './duplicates';
 // The DynamoDB engine alone on a port of its own, for a store's tests and the conformance suite.
 export { type LocalDynamoDb, startDynamoDb } from './dynamodb';
 // An EventBridge event pattern (and a stream filter's), as the cloud applies it.
 export type { EventPattern } from './eventbridge/pattern';
+// PutEvents refused in part or whole, as POST /_local/faults/eventbridge accepts them.
+export {
+  type PutEventsFaults,
+  refuses as putEventsRefuses,
+  validatePutEventsFaults,
+} from './eventbridge/put-faults';
 // AWS's own matcher, event-ruler (Java), on a file of cases: what the cloud's matcher is checked against.
 export { type RulerResult, rulerVerdicts } from './eventbridge/ruler';
 // `npm run logs`'s command line: its options and their help (follow-logs.ts parses it).
 export { LOGS_COMMAND } from './follow-logs';
-// DynamoDB refusals as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
+// DynamoDB refusals and lost answers as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
 export {
   awsRefusal,
+  callKey,
   type DynamoFaultRule,
+  type LostAnswerRule,
+  type LostAnswers,
+  lostAnswerFor,
   refusalFor,
   validateDynamoFaults,
 } from './lambda/dynamo-faults';

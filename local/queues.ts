@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Assembly, arnOf, resourcesOfType } from './assembly';
 
@@ -79,6 +79,16 @@ export class LocalQueues {
 
   messages(arn: string): readonly QueuedMessage[] {
     return this.queues.get(arn) ?? [];
+  }
+
+  /** Deletes a message (a redrive delivered it), from the queue and its file; false if it is not there. */
+  remove(arn: string, messageId: string): boolean {
+    const queue = this.queues.get(arn);
+    const index = queue?.findIndex((m) => m.messageId === messageId) ?? -1;
+    if (!queue || index < 0) return false;
+    queue.splice(index, 1);
+    writeFileSync(this.fileOf(arn), queue.map((m) => `${JSON.stringify(m)}\n`).join(''));
+    return true;
   }
 
   /** How many messages each queue holds, by queue name. */

@@ -1,5 +1,6 @@
 import { type Assembly, type Resolve, resourcesOfType } from './assembly';
 import type { KeptDocument } from './data-dir';
+import type { PoisonRecords } from './delivery-faults';
 import type { DuplicateDelivery } from './duplicates';
 import type { DynamoJsonClient } from './dynamo-client';
 import { type EventPattern, matchesPattern, validatePattern } from './eventbridge/pattern';
@@ -174,6 +175,8 @@ export class StreamPoller {
     private readonly position?: KeptDocument<StreamPosition>,
     /** Duplicate delivery injected (read at each batch; absent or 0: none). */
     private readonly duplicates?: Readonly<DuplicateDelivery>,
+    /** Poison records injected (local/delivery-faults.ts; absent: none). */
+    private readonly poison?: PoisonRecords,
   ) {
     const kept = position?.read();
     if (kept?.streamArn === spec.streamArn) {
@@ -225,6 +228,8 @@ export class StreamPoller {
 
   async stop() {
     this.stopped = true;
+    for (const late of this.lateCopies) clearTimeout(late);
+    this.lateCopies.clear();
     this.wake?.();
     this.gathered?.();
     await this.loop;
@@ -336,12 +341,22 @@ export class StreamPoller {
       this.stats.filtered += events.length - passing.length;
       // Stopped before the batch was handled: its position stays where it was, for the next start.
       if (passing.length > 0) {
+        this.shardInDelivery = shardId;
         if (!(await this.deliver(passing))) return 0;
         // At-least-once: the batch again, as Lambda delivers it when it retries a batch whose answer it lost.
         const rate = this.duplicates?.streamRecords ?? 0;
         if (rate > 0 && Math.random() < rate && !this.stopped) {
           this.stats.duplicatedBatches++;
-          await this.deliver(passing);
+          const lateMs = this.duplicates?.lateMs ?? 0;
+          if (lateMs > 0) {
+            // Late: after the batches that follow it, out of order, while the shard moves on.
+            const late = setTimeout(() => {
+              this.lateCopies.delete(late);
+              if (!this.stopped)
+                this.deliver(passing).catch((e: Error) => this.log(`late copy: ${e.message}`));
+            }, lateMs);
+            this.lateCopies.add(late);
+          } else await this.deliver(passing);
         }
       }
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
@@ -351,6 +366,54 @@ export class StreamPoller {
     this.iterators.set(shardId, page.NextShardIterator ?? null);
     if (!page.NextShardIterator) this.shardsChanged = true;
     return page.Records.length;
+  }
+
+  /** Late copies of batches not yet delivered again (cleared when the poller stops). */
+  private readonly lateCopies = new Set<NodeJS.Timeout>();
+
+  /** The shard whose batch is being delivered (named in an on-failure record, for a redrive). */
+  private shardInDelivery?: string;
+
+  /**
+   * Delivers again, once, the records an on-failure record names (from
+   * `start` to `end` of `shardId`, still in the stream), as a redrive does:
+   * true when the function handled them all. Records no filter matches are
+   * left out, as in a delivery.
+   */
+  async redrive(shardId: string, start: string, end: string): Promise<boolean> {
+    let iterator: string | undefined = (
+      await this.dynamo.call<{ ShardIterator: string }>('DynamoDBStreams_20120810.GetShardIterator', {
+        StreamArn: this.spec.streamArn,
+        ShardId: shardId,
+        ShardIteratorType: 'AT_SEQUENCE_NUMBER',
+        SequenceNumber: start,
+      })
+    ).ShardIterator;
+    const records: StreamRecord[] = [];
+    const past = (seq: string) => BigInt(seq) > BigInt(end);
+    while (iterator) {
+      const page: { Records: StreamRecord[]; NextShardIterator?: string } = await this.dynamo.call(
+        'DynamoDBStreams_20120810.GetRecords',
+        { ShardIterator: iterator, Limit: 1000 },
+      );
+      for (const record of page.Records) if (!past(record.dynamodb.SequenceNumber)) records.push(record);
+      if (page.Records.length === 0 || past(page.Records.at(-1)!.dynamodb.SequenceNumber)) break;
+      iterator = page.NextShardIterator;
+    }
+    const passing = records.map((r) => this.asEvent(r)).filter((e) => passesFilters(this.spec.filters, e));
+    if (passing.length === 0) return true;
+    // Still poison while the fault is in force: the function fails on it again.
+    if (
+      this.poison?.poisoned(
+        this.spec.streamArn,
+        passing.map((r) => r.dynamodb.SequenceNumber),
+      )
+    )
+      return false;
+    const result = (await this.runtime.invoke(this.spec.functionId, { Records: passing })) as {
+      batchItemFailures?: unknown[];
+    } | null;
+    return !this.spec.reportBatchItemFailures || (result?.batchItemFailures ?? []).length === 0;
   }
 
   private asEvent(record: StreamRecord) {
@@ -366,6 +429,14 @@ export class StreamPoller {
     for (let attempt = 0; pending.length > 0 && !this.stopped; attempt++) {
       let failedFrom: number;
       try {
+        const poison = this.poison?.poisonIn(
+          this.spec.functionId,
+          this.spec.streamArn,
+          pending.map((r) => r.dynamodb.SequenceNumber),
+        );
+        // A poison record: the consumer fails on it every time it is delivered (a fault injected).
+        if (poison)
+          throw new Error(`PoisonRecord: ${this.spec.functionId} fails on record ${poison} every time`);
         const result = (await this.runtime.invoke(this.spec.functionId, { Records: pending })) as {
           batchItemFailures?: { itemIdentifier: string }[];
         } | null;
@@ -415,7 +486,7 @@ export class StreamPoller {
       // that a dead letter can be explained (`npm run chaos` matches it to the fault it injected).
       responseContext: { functionError: 'Unhandled', localLastError: this.lastDeliveryError },
       DDBStreamBatchInfo: {
-        shardId: 'local',
+        shardId: this.shardInDelivery ?? 'local',
         startSequenceNumber: first,
         endSequenceNumber: last,
         batchSize: records.length,

@@ -354,6 +354,7 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
     await client.send(new TransactWriteCommand({ TransactItems: items }));
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
+      if (await madeByThisWrite(client, items[0])) return;
       throw new ConcurrencyError(appends.map((a) => a.aggregateId));
     }
     // A single write to an item a transaction is changing right now: lost to that writer, item not (yet) there.
@@ -368,6 +369,9 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
       const lost = reasons.some(
         (r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict',
       );
+      // All or nothing: one of its own items found in place means the whole transaction was made.
+      const failed = items[reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed')];
+      if (lost && (await madeByThisWrite(client, failed))) return;
       if (lost)
         throw new ConcurrencyError(
           conflicted(appends, reasons),
@@ -376,6 +380,30 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
     }
     throw error;
   }
+}
+
+/**
+ * Whether the item `put` writes is already in place as this very write made
+ * it (the same `eventId`, new for every item written): then the write was
+ * made and its answer lost (a 500 or a reset connection after DynamoDB
+ * committed it), and the SDK's retry failed the condition on its own item.
+ * That retry found the write's effect, so the write succeeded; anyone
+ * else's item at the key is a lost race. One consistent read, made only
+ * after a condition failed.
+ */
+async function madeByThisWrite(client: DynamoDBDocumentClient, item: TransactItem | undefined) {
+  const put = item?.Put;
+  const eventId = put?.Item?.eventId;
+  if (!put || typeof eventId !== 'string') return false;
+  const { Item } = await client.send(
+    new GetCommand({
+      TableName: put.TableName,
+      Key: { [KEY.partition]: put.Item![KEY.partition], [KEY.sort]: put.Item![KEY.sort] },
+      ConsistentRead: true,
+      ProjectionExpression: 'eventId',
+    }),
+  );
+  return Item?.eventId === eventId;
 }
 
 /**

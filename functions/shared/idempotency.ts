@@ -1,11 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
+  IdempotencyItemAlreadyExistsError,
+  IdempotencyRecordStatus,
   IdempotencyValidationError,
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import type { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
 import { dynamo, fromEnvironment } from './aws';
 import { AlreadyCreated, ClientError, ConcurrencyError, throttled, validationError } from './errors';
 import type { RememberedRefusal } from './event-store';
@@ -21,11 +24,46 @@ interface IdempotentCall {
   readonly body: unknown;
 }
 
+/**
+ * Powertools' DynamoDB persistence, which finds its own in-progress record.
+ * The record is a conditional `PutItem`; when DynamoDB makes it but its
+ * answer is lost (a 500 or a reset connection after the commit), the SDK's
+ * retry fails the condition on the record it made, which Powertools takes
+ * for another request's, still in progress: the command answered 429 and
+ * ran only once that record's in-progress time had run out. Each record's
+ * in-progress expiry (epoch ms) carries a nonce below the millisecond, so
+ * a record found with the very expiry, status and payload this put wrote
+ * is this put's own, and the put succeeded. A millionth of a millisecond
+ * changes no expiry.
+ */
+export class OwnRecordAwarePersistence extends DynamoDBPersistenceLayer {
+  protected override async _putRecord(record: IdempotencyRecord): Promise<void> {
+    if (record.inProgressExpiryTimestamp !== undefined && Number.isInteger(record.inProgressExpiryTimestamp))
+      record.inProgressExpiryTimestamp += randomInt(1, 1_000_000) / 1_000_000;
+    try {
+      await super._putRecord(record);
+    } catch (error) {
+      if (error instanceof IdempotencyItemAlreadyExistsError && isOwnRecord(error.existingRecord, record))
+        return;
+      throw error;
+    }
+  }
+}
+
+/** Whether `found` is the in-progress record `wrote` put (see OwnRecordAwarePersistence). */
+export const isOwnRecord = (found: IdempotencyRecord | undefined, wrote: IdempotencyRecord) =>
+  found !== undefined &&
+  wrote.inProgressExpiryTimestamp !== undefined &&
+  !Number.isInteger(wrote.inProgressExpiryTimestamp) &&
+  found.getStatus() === IdempotencyRecordStatus.INPROGRESS &&
+  found.inProgressExpiryTimestamp === wrote.inProgressExpiryTimestamp &&
+  found.payloadHash === wrote.payloadHash;
+
 // Made for a handler's first `idempotentCommand`, once: this module is also bundled with functions that
 // have none (and so have no table set).
 let persistenceStore: DynamoDBPersistenceLayer | undefined;
 const store = () => {
-  persistenceStore ??= new DynamoDBPersistenceLayer({
+  persistenceStore ??= new OwnRecordAwarePersistence({
     tableName: fromEnvironment(idempotencyEnvironment).idempotencyTable,
     awsSdkV3Client: dynamo,
   });

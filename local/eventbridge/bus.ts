@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ACCOUNT, type Assembly, arnOf, REGION, type Resolve, resourcesOfType } from '../assembly';
 import type { KeptDocument } from '../data-dir';
+import { type DeliveryFaults, targetFails } from '../delivery-faults';
 import type { DuplicateDelivery } from '../duplicates';
 import { type EventPattern, matchesPattern, validatePattern } from './pattern';
+import { type PutEventsFaults, type PutEventsRefusals, refuses } from './put-faults';
 
 /** Delivers an event to one target ARN (a function, a state machine, a queue). */
 /** Delivers to a target; `via` is the rule and the role EventBridge uses for it (the target's RoleArn). */
@@ -117,7 +119,16 @@ export class LocalEventBridge {
     deliveries: 0,
     failedDeliveries: 0,
     duplicatedDeliveries: 0,
+    /** PutEvents entries and calls the faults refused (`POST /_local/faults/eventbridge`). */
+    refusedEntries: 0,
+    refusedCalls: 0,
+    /** Target delivery attempts failed by a fault injected (`POST /_local/faults/deliveries`). */
+    failedTargetAttempts: 0,
   };
+  /** What the PutEvents faults refused since they were last set: entries one by one, whole calls. */
+  readonly refused: PutEventsRefusals = { entries: 0, calls: 0 };
+  /** The same since the cloud started, never reset (what `GET /_local/faults` reports as injected). */
+  readonly refusedEver: PutEventsRefusals = { entries: 0, calls: 0 };
   /** Entries accepted, by `<source> <detail-type>`. */
   readonly eventsByType = new Map<string, number>();
 
@@ -128,6 +139,10 @@ export class LocalEventBridge {
     private readonly log: (message: string) => void,
     /** Duplicate delivery injected (read at each match; absent or 0: none). */
     private readonly duplicates?: Readonly<DuplicateDelivery>,
+    /** PutEvents refused injected (read at each call; absent: none). */
+    private readonly putFaults?: Readonly<PutEventsFaults>,
+    /** Target deliveries failing injected (local/delivery-faults.ts; read at each attempt; absent: none). */
+    private readonly deliveryFaults?: Readonly<DeliveryFaults>,
   ) {
     this.buses = new Set([
       DEFAULT_BUS,
@@ -239,7 +254,18 @@ export class LocalEventBridge {
     }
     const entries = (input.Entries as PutEventsEntry[] | undefined) ?? [];
     if (entries.length < 1 || entries.length > 10) throw new Error('PutEvents takes 1 to 10 entries');
-    const results = entries.map((entry) => this.put(entry));
+    if (this.putFaults && refuses(this.putFaults, 'calls', this.refused)) {
+      this.stats.refusedCalls++;
+      this.refusedEver.calls++;
+      // A total failure: the whole call refused as a throttle (status 400), which the SDK retries.
+      throw Object.assign(new Error('Rate exceeded.'), { code: 'ThrottlingException', status: 400 });
+    }
+    const results = entries.map((entry) => {
+      if (!this.putFaults || !refuses(this.putFaults, 'entries', this.refused)) return this.put(entry);
+      this.stats.refusedEntries++;
+      this.refusedEver.entries++;
+      return { ErrorCode: this.putFaults.entryError, ErrorMessage: 'Entry refused (fault injected)' };
+    });
     return { FailedEntryCount: results.filter((r) => 'ErrorCode' in r).length, Entries: results };
   }
 
@@ -281,7 +307,15 @@ export class LocalEventBridge {
     for (const target of rule.targets) {
       for (let copy = 0; copy < copies; copy++) {
         if (copy > 0) this.stats.duplicatedDeliveries++;
-        const delivery = this.deliver(rule, target, event).finally(() => this.inFlight.delete(delivery));
+        // The copy late, if asked: after later events' first deliveries (out of order).
+        const lateMs = copy > 0 ? (this.duplicates?.lateMs ?? 0) : 0;
+        const delivery = (
+          lateMs > 0
+            ? new Promise<void>((resolve) => setTimeout(resolve, lateMs)).then(() =>
+                this.stopped ? undefined : this.deliver(rule, target, event),
+              )
+            : this.deliver(rule, target, event)
+        ).finally(() => this.inFlight.delete(delivery));
         this.inFlight.add(delivery);
       }
     }
@@ -296,6 +330,12 @@ export class LocalEventBridge {
     const attempts = Math.min(target.maximumRetryAttempts + 1, LOCAL_MAX_ATTEMPTS);
     for (let attempt = 1; ; attempt++) {
       try {
+        if (this.deliveryFaults && targetFails(this.deliveryFaults, rule.logicalId)) {
+          this.stats.failedTargetAttempts++;
+          throw new Error(
+            `TargetFailing: rule ${rule.logicalId} target ${target.id} failed (fault injected)`,
+          );
+        }
         await this.invokerFor(target.arn)(target.arn, input, {
           ruleArn: rule.arn,
           ...(target.roleArn ? { roleArn: target.roleArn } : {}),
@@ -320,6 +360,30 @@ export class LocalEventBridge {
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 5000)));
       }
     }
+  }
+
+  /**
+   * Delivers a dead-lettered event again, once, to the targets of the rule
+   * (`ruleArn`) whose dead-letter queue is `queueArn`, as a redrive does:
+   * true when every such target took it.
+   */
+  async redeliver(ruleArn: string, queueArn: string, event: Record<string, unknown>): Promise<boolean> {
+    const rule = this.rules.find((r) => r.arn === ruleArn);
+    const targets = rule?.targets.filter((t) => t.deadLetterArn === queueArn) ?? [];
+    if (!rule || targets.length === 0) return false;
+    for (const target of targets) {
+      const input = target.input
+        ? (JSON.parse(target.input) as unknown)
+        : target.inputPath
+          ? jsonPath(event, target.inputPath)
+          : event;
+      await this.invokerFor(target.arn)(target.arn, input, {
+        ruleArn: rule.arn,
+        ...(target.roleArn ? { roleArn: target.roleArn } : {}),
+      });
+      this.stats.deliveries++;
+    }
+    return true;
   }
 
   /** Resolves when every delivery under way has finished (for a clean stop). */

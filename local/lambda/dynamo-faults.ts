@@ -1,6 +1,7 @@
 /**
  * DynamoDB refusing a share of the functions' calls, as AWS does under
- * pressure (`POST /_local/faults/dynamodb`). A refused call never reaches
+ * pressure, or losing the answer to a write it made (`POST
+ * /_local/faults/dynamodb`). A refused call never reaches
  * the DynamoDB engine: the local AWS endpoint answers it (local/cloud.ts,
  * `gateDynamo`, after the caller's IAM check) with the status, `__type` and
  * message AWS sends, so the SDK classifies and retries it exactly as it
@@ -18,7 +19,7 @@ export const DYNAMO_FAULT_ERRORS = [
 ] as const;
 export type DynamoFaultError = (typeof DYNAMO_FAULT_ERRORS)[number];
 
-export interface DynamoFaultRule {
+export interface DynamoRefusalRule {
   readonly error: DynamoFaultError;
   /** Share of the matching calls refused, from 0 to 1. */
   readonly rate: number;
@@ -29,6 +30,46 @@ export interface DynamoFaultRule {
    */
   readonly operations?: readonly string[];
 }
+
+/**
+ * How a lost answer is lost: DynamoDB answers `500 InternalServerError`
+ * after its write committed, or the connection is reset before the answer
+ * arrives. The SDK retries both (a server error, a transient network error).
+ */
+export const LOST_ANSWER_WAYS = ['InternalServerError', 'ConnectionReset'] as const;
+export type LostAnswerWay = (typeof LOST_ANSWER_WAYS)[number];
+
+/**
+ * A write that commits but whose answer never reaches the caller: the engine
+ * applies it, then the caller gets a 500 or a reset connection, and the SDK
+ * sends it again. Only writes the engine made are lost (a refused write's
+ * answer, e.g. a failed condition, is the same whatever the retry finds).
+ */
+export interface LostAnswerRule {
+  readonly kind: 'lost-answer';
+  /** Share of the matching writes whose answer is lost, from 0 to 1. */
+  readonly rate: number;
+  /** The writes (default: PutItem, UpdateItem, DeleteItem, TransactWriteItems). */
+  readonly operations?: readonly string[];
+  /** How (default: either, drawn per call). */
+  readonly way?: LostAnswerWay;
+  /**
+   * At most this many answers lost (then the rule lies dormant until set again):
+   * `1` loses the first matching write's answer and no other, as tests need.
+   */
+  readonly count?: number;
+  /**
+   * Each write's answer lost at most once: its retry (the same call sent
+   * again) is answered. With rate 1, every write commits, loses its first
+   * answer and is retried once, as tests need.
+   */
+  readonly once?: boolean;
+}
+
+export type DynamoFaultRule = DynamoRefusalRule | LostAnswerRule;
+
+/** The writes whose answers a lost-answer rule loses by default. */
+const SINGLE_AND_TRANSACTION_WRITES = ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'];
 
 /** The operations that can meet a transaction conflict on AWS: writes (to an item a transaction holds) and transactions. */
 const CONFLICTING_OPERATIONS = new Set([
@@ -51,7 +92,9 @@ const DYNAMODB_OPERATIONS = new Set([
 
 export function validateDynamoFaults(rules: unknown): DynamoFaultRule[] {
   if (!Array.isArray(rules)) throw new Error('DynamoDB faults: an array of rules');
-  return rules.map((rule: Partial<DynamoFaultRule>, index) => {
+  return rules.map((given: unknown, index): DynamoFaultRule => {
+    if ((given as { kind?: unknown } | null)?.kind !== undefined) return validateLostAnswer(given, index);
+    const rule = given as Partial<DynamoRefusalRule>;
     if (!DYNAMO_FAULT_ERRORS.includes(rule?.error as DynamoFaultError))
       throw new Error(`DynamoDB fault ${index}: error must be one of ${DYNAMO_FAULT_ERRORS.join(', ')}`);
     if (typeof rule.rate !== 'number' || !(rule.rate >= 0 && rule.rate <= 1))
@@ -70,6 +113,34 @@ export function validateDynamoFaults(rules: unknown): DynamoFaultRule[] {
   });
 }
 
+function validateLostAnswer(given: unknown, index: number): LostAnswerRule {
+  const rule = given as Partial<LostAnswerRule>;
+  if (rule.kind !== 'lost-answer') throw new Error(`DynamoDB fault ${index}: kind must be lost-answer`);
+  if (typeof rule.rate !== 'number' || !(rule.rate >= 0 && rule.rate <= 1))
+    throw new Error(`DynamoDB fault ${index}: rate must be a number from 0 to 1`);
+  if (rule.way !== undefined && !LOST_ANSWER_WAYS.includes(rule.way))
+    throw new Error(`DynamoDB fault ${index}: way must be one of ${LOST_ANSWER_WAYS.join(', ')}`);
+  if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 1))
+    throw new Error(`DynamoDB fault ${index}: count must be a positive integer`);
+  if (rule.once !== undefined && typeof rule.once !== 'boolean')
+    throw new Error(`DynamoDB fault ${index}: once must be true or false`);
+  if (rule.operations !== undefined) {
+    const writes = [...CONFLICTING_OPERATIONS, 'BatchWriteItem'].filter((o) => o !== 'TransactGetItems');
+    if (!Array.isArray(rule.operations) || rule.operations.some((o) => !writes.includes(o)))
+      throw new Error(
+        `DynamoDB fault ${index}: operations of a lost answer must be among ${writes.join(', ')}`,
+      );
+  }
+  return {
+    kind: 'lost-answer',
+    rate: rule.rate,
+    ...(rule.operations ? { operations: [...rule.operations] } : {}),
+    ...(rule.way ? { way: rule.way } : {}),
+    ...(rule.count !== undefined ? { count: rule.count } : {}),
+    ...(rule.once !== undefined ? { once: rule.once } : {}),
+  };
+}
+
 /**
  * A transaction conflict refuses transactions unless the rule names single
  * writes too: under contention AWS cancels a transaction whose items another
@@ -79,7 +150,7 @@ export function validateDynamoFaults(rules: unknown): DynamoFaultRule[] {
  */
 const TRANSACTIONS = ['TransactWriteItems', 'TransactGetItems'];
 
-const applies = (rule: DynamoFaultRule, operation: string) =>
+const applies = (rule: DynamoRefusalRule, operation: string) =>
   (
     rule.operations ?? (rule.error === 'TransactionConflict' ? TRANSACTIONS : [...DYNAMODB_OPERATIONS])
   ).includes(operation) &&
@@ -90,8 +161,42 @@ export function refusalFor(
   rules: readonly DynamoFaultRule[],
   operation: string,
   random: () => number = Math.random,
-): DynamoFaultRule | undefined {
-  for (const rule of rules) if (applies(rule, operation) && random() < rule.rate) return rule;
+): DynamoRefusalRule | undefined {
+  for (const rule of rules)
+    if (!('kind' in rule) && applies(rule, operation) && random() < rule.rate) return rule;
+  return undefined;
+}
+
+/** What the lost-answer rules have done since they were set: answers lost per rule, and the calls lost (for `once`). */
+export interface LostAnswers {
+  readonly perRule: Map<LostAnswerRule, number>;
+  readonly calls: Set<string>;
+}
+
+/** A call's identity for `once`: the SDK's retry sends the same operation and body (a transaction, its token). */
+export const callKey = (operation: string, input: Record<string, unknown>) =>
+  `${operation} ${JSON.stringify(input)}`;
+
+/**
+ * Whether the answer to this write is to be lost, and how (`random` in [0, 1)
+ * per draw, for tests). `lost` is what the rules have lost so far (for
+ * `count` and `once`); the caller records a loss when it makes one.
+ */
+export function lostAnswerFor(
+  rules: readonly DynamoFaultRule[],
+  operation: string,
+  lost: LostAnswers,
+  random: () => number = Math.random,
+  call = '',
+): { rule: LostAnswerRule; way: LostAnswerWay } | undefined {
+  for (const rule of rules) {
+    if (!('kind' in rule)) continue;
+    if (!(rule.operations ?? SINGLE_AND_TRANSACTION_WRITES).includes(operation)) continue;
+    if (rule.count !== undefined && (lost.perRule.get(rule) ?? 0) >= rule.count) continue;
+    if (rule.once && lost.calls.has(call)) continue;
+    if (!(random() < rule.rate)) continue;
+    return { rule, way: rule.way ?? (random() < 0.5 ? 'InternalServerError' : 'ConnectionReset') };
+  }
   return undefined;
 }
 

@@ -6,6 +6,7 @@ import {
   TransactionCanceledException,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConcurrencyError } from '../../functions/shared/errors';
 import { appendAtomically } from '../../functions/shared/event-store';
@@ -20,6 +21,7 @@ import {
   localAdmin,
   placeAndSettle,
   post,
+  quiescentWrites,
 } from '../support/api';
 
 /**
@@ -41,6 +43,8 @@ const admin = async (path: string, body: unknown) => {
 afterEach(async () => {
   await admin('faults/dynamodb', []);
   await admin('faults/duplicates', {});
+  await admin('faults/eventbridge', {});
+  await admin('faults/deliveries', {});
 });
 
 describe('DynamoDB refusing calls', () => {
@@ -273,5 +277,152 @@ describe('duplicate delivery', () => {
     expect(stats.eventBridge.duplicatedDeliveries).toBeGreaterThan(0);
     // The request's execution and the bus's, twice: three sagas for one order, one of which ran it.
     expect(stats.stepFunctions.executions).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('late duplicates', () => {
+  test('every batch and event delivered again 1.5 s late, out of order: the order still settles exactly once', async () => {
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const product = await createProduct({ priceCents: 1_000, stock: 10 });
+    await localAdmin('reset-stats');
+    await admin('faults/duplicates', { streamRecords: 1, busEvents: 1, lateMs: 1_500 });
+    const first = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    // A second order's records and events arrive before the first one's late copies.
+    const second = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    expect([first.status, second.status]).toEqual(['CONFIRMED', 'CONFIRMED']);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await quiescentWrites();
+    const stats = await localAdmin<{
+      streams: Record<string, { duplicatedBatches: number }>;
+      eventBridge: { duplicatedDeliveries: number };
+    }>('stats');
+    expect(Object.values(stats.streams).reduce((n, s) => n + s.duplicatedBatches, 0)).toBeGreaterThan(0);
+    expect(stats.eventBridge.duplicatedDeliveries).toBeGreaterThan(0);
+    // The late copies went back in time nowhere: the view and the credit count each order once.
+    const view = await get<{ available: number; reserved: number; sold: number }>(
+      `/products/${product.productId}`,
+    );
+    expect(view.body).toMatchObject({ available: 7, reserved: 0, sold: 3 });
+    const credit = await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`);
+    expect(credit.body.availableCreditCents).toBe(100_000 - 3_000);
+  });
+});
+
+describe('EventBridge refusing PutEvents', () => {
+  interface BusStats {
+    eventBridge: { byType: Record<string, number>; refusedEntries: number; refusedCalls: number };
+  }
+  /**
+   * Places an order under `faults` (set once its customer and product are made and their events put)
+   * and waits until it is final and every event it caused has been put and delivered.
+   */
+  const settledOrder = async (faults: Record<string, unknown>) => {
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const product = await createProduct({ priceCents: 1_000, stock: 10 });
+    await quiescentWrites();
+    await localAdmin('reset-stats');
+    await admin('faults/eventbridge', faults);
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    await quiescentWrites();
+    return { order, stats: await localAdmin<BusStats>('stats') };
+  };
+
+  test('a partial failure: the refused entry alone is put again, and every event is on the bus once', async () => {
+    // The first entry put is refused (FailedEntryCount 1, ErrorCode InternalFailure), once.
+    const { order, stats } = await settledOrder({ entries: 1, count: 1 });
+    expect(order.status).toBe('CONFIRMED');
+    expect(stats.eventBridge.refusedEntries).toBe(1);
+    expect(Object.keys(stats.eventBridge.byType).length).toBeGreaterThan(0);
+    for (const [type, n] of Object.entries(stats.eventBridge.byType)) expect([type, n]).toEqual([type, 1]);
+  });
+
+  test('a total failure: the whole call throttled, retried by the SDK, every event on the bus once', async () => {
+    const { order, stats } = await settledOrder({ calls: 1, count: 2 });
+    expect(order.status).toBe('CONFIRMED');
+    expect(stats.eventBridge.refusedCalls).toBe(2);
+    for (const [type, n] of Object.entries(stats.eventBridge.byType)) expect([type, n]).toEqual([type, 1]);
+  });
+
+  test('the entries refused carry AWS’s per-entry error, and the call is answered 200', async () => {
+    const client = new EventBridgeClient({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    await admin('faults/eventbridge', { entries: 1, entryError: 'ThrottlingException', count: 1 });
+    const entry = { Source: 'chaos.test', DetailType: 'Probe', Detail: '{}' };
+    const answer = await client.send(new PutEventsCommand({ Entries: [entry, entry] }));
+    client.destroy();
+    expect(answer.FailedEntryCount).toBe(1);
+    expect(answer.Entries?.[0]).toMatchObject({ ErrorCode: 'ThrottlingException' });
+    expect(answer.Entries?.[1]?.EventId).toBeDefined();
+  });
+});
+
+describe('dead letters, and the redrive', () => {
+  type Queues = Record<string, { messageId: string; body: string }[]>;
+  const letters = async () => (await (await fetch(`${awsEndpoint()}/_local/dead-letters`)).json()) as Queues;
+  const count = (queues: Queues) => Object.values(queues).reduce((n, q) => n + q.length, 0);
+  const redrive = () =>
+    admin('dead-letters/redrive', undefined) as Promise<{ redriven: unknown[]; left: { reason: string }[] }>;
+
+  test('a poison record ends in the projector’s on-failure destination; redriven, the view is exact', async () => {
+    await redrive();
+    expect(count(await letters())).toBe(0);
+    const product = await createProduct({ stock: 5 });
+    await quiescentWrites();
+    // The next record of the inventory stream is poison: the projector fails on it every time.
+    await admin('faults/deliveries', { poisonRecords: 1, poisonFunction: 'InventoryProjector' });
+    const reserved = await post<{ reservationId: string }>(`/products/${product.productId}/reservations`, {
+      quantity: 2,
+    });
+    expect(reserved.status).toBe(201);
+    const queues = await eventually(letters, (q) => count(q) === 1, 30_000);
+    const [queue, [letter]] = Object.entries(queues).find(([, q]) => q.length > 0)!;
+    expect(queue).toMatch(/Projection/);
+    expect(JSON.parse(letter!.body)).toMatchObject({
+      DDBStreamBatchInfo: { batchSize: 1 },
+      responseContext: { localLastError: expect.stringMatching(/^PoisonRecord/) },
+    });
+    // Still poisoned, the redrive fails and the letter stays.
+    const refused = await redrive();
+    expect(refused.left).toHaveLength(1);
+    // Lifted: redriven, the letter is gone and the product's view counts the reservation.
+    await admin('faults/deliveries', {});
+    const done = await redrive();
+    expect(done).toMatchObject({ redriven: [expect.anything()], left: [] });
+    expect(count(await letters())).toBe(0);
+    const view = await eventually(
+      () => get<{ available: number; reserved: number; sold: number }>(`/products/${product.productId}`),
+      (r) => r.body.reserved === 2,
+    );
+    expect(view.body).toMatchObject({ available: 3, reserved: 2, sold: 0 });
+  });
+
+  test('a rule target failing every attempt ends in its dead-letter queue; redriven, it is delivered', async () => {
+    const customer = await createCustomer({ creditLimitCents: 100_000 });
+    const product = await createProduct({ priceCents: 1_000, stock: 10 });
+    await admin('faults/deliveries', { failingTargets: 1, failingRule: 'SagaStartOnOrderPlaced' });
+    await localAdmin('reset-stats');
+    // The request's own saga confirms the order; the bus's copy fails until its dead-letter queue.
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 1 }]);
+    expect(order.status).toBe('CONFIRMED');
+    const queues = await eventually(letters, (q) => count(q) >= 1, 45_000);
+    const bodies = Object.values(queues).flatMap((q) =>
+      q.map((m) => JSON.parse(m.body) as Record<string, unknown>),
+    );
+    expect(bodies.some((b) => String(b.error).startsWith('TargetFailing'))).toBe(true);
+    await admin('faults/deliveries', {});
+    const before = await localAdmin<{ stepFunctions: { executions: number } }>('stats');
+    const done = await redrive();
+    expect(done.left).toEqual([]);
+    expect(count(await letters())).toBe(0);
+    // Delivered: the saga started again with the event, found the order final, and changed nothing.
+    const after = await localAdmin<{ stepFunctions: { executions: number } }>('stats');
+    expect(after.stepFunctions.executions).toBeGreaterThan(before.stepFunctions.executions);
+    const again = await get<{ status: string }>(`/orders/${order.orderId}`);
+    expect(again.body.status).toBe('CONFIRMED');
+    const credit = await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`);
+    expect(credit.body.availableCreditCents).toBe(99_000);
   });
 });

@@ -1,5 +1,14 @@
-import { awsRefusal, refusalFor, validateDuplicates, validateDynamoFaults } from '@commerce/local-cloud';
 import {
+  awsRefusal,
+  callKey,
+  type LostAnswerRule,
+  lostAnswerFor,
+  refusalFor,
+  validateDuplicates,
+  validateDynamoFaults,
+} from '@commerce/local-cloud';
+import {
+  answersTheFaultChanged,
   type Cell,
   type CellObservation,
   cancelledByReason,
@@ -40,9 +49,104 @@ describe('chaos: the matrix', () => {
         'dynamodb-throughput-20',
         'dynamodb-throttling-20',
         'dynamodb-conflict-20',
+        'dynamodb-lost-answer-20',
         'crash',
       ]),
     );
+  });
+
+  test('the lost-answer cell allows no cancellation of its own, and no answer the client would not have had', () => {
+    const lost = cell('dynamodb-lost-answer-20');
+    expect(lost.faults.dynamodb).toEqual([{ kind: 'lost-answer', rate: 0.2 }]);
+    expect(lost.reasons).toEqual([]);
+    expect(lost.answersUnchanged).toBe(true);
+    // A lost answer explains no dead letter: the retry found the write made, so nothing was given up.
+    const letter = {
+      queue: 'dlq',
+      messageId: 'm1',
+      body: JSON.stringify({
+        DDBStreamBatchInfo: {},
+        responseContext: { localLastError: 'InternalServerError' },
+      }),
+    };
+    expect(explainDeadLetter(letter, lost.faults).explainedBy).toBeUndefined();
+  });
+
+  test('the EventBridge cells: partial and total PutEvents failures, each explaining its own dead letters', () => {
+    expect(cell('eventbridge-partial-20').faults.eventbridge).toEqual({
+      entries: 0.2,
+      calls: 0,
+      entryError: 'InternalFailure',
+    });
+    expect(cell('eventbridge-throttled-20').faults.eventbridge).toEqual({ entries: 0, calls: 0.2 });
+    const letter = {
+      queue: 'OutboxDlq',
+      messageId: 'm2',
+      body: JSON.stringify({
+        DDBStreamBatchInfo: {},
+        responseContext: { localLastError: 'ThrottlingException: Rate exceeded.' },
+      }),
+    };
+    expect(explainDeadLetter(letter, cell('eventbridge-throttled-20').faults).explainedBy).toMatch(
+      /EventBridge/,
+    );
+    expect(explainDeadLetter(letter, cell('baseline').faults).explainedBy).toBeUndefined();
+  });
+
+  test('the dead-letter cells: each fault explains its own letters, must make some, and must redrive them all', () => {
+    const poison = cell('poison-record');
+    const failing = cell('target-failing');
+    expect(poison.deadLetters).toBe('expected');
+    const streamLetter = {
+      queue: 'InventoryProjectionFailures',
+      messageId: 'm3',
+      body: JSON.stringify({
+        DDBStreamBatchInfo: {},
+        responseContext: {
+          localLastError: 'PoisonRecord: InventoryProjectorFunction fails on record 7 every time',
+        },
+      }),
+    };
+    const ruleLetter = {
+      queue: 'SagaDeadLetters',
+      messageId: 'm4',
+      body: JSON.stringify({
+        rule: 'arn',
+        error: 'TargetFailing: rule SagaStartOnOrderPlaced target t failed',
+      }),
+    };
+    expect(explainDeadLetter(streamLetter, poison.faults).explainedBy).toMatch(/poison/);
+    expect(explainDeadLetter(ruleLetter, failing.faults).explainedBy).toMatch(/SagaStartOnOrderPlaced/);
+    expect(explainDeadLetter(streamLetter, failing.faults).explainedBy).toBeUndefined();
+    const letters = [explainDeadLetter(streamLetter, poison.faults)];
+    expect(judgeCell(poison, { ...clean, deadLetters: letters, redrive: { redriven: 1, left: [] } }).ok).toBe(
+      true,
+    );
+    expect(
+      judgeCell(poison, { ...clean, deadLetters: [], redrive: { redriven: 0, left: [] } }).problems,
+    ).toEqual(['the fault made no dead letter']);
+    expect(judgeCell(poison, { ...clean, deadLetters: letters }).problems).toEqual(['no redrive ran']);
+    expect(
+      judgeCell(poison, {
+        ...clean,
+        deadLetters: letters,
+        redrive: { redriven: 0, left: ['q m3: failed again'] },
+      }).problems,
+    ).toEqual(['dead letter not redriven: q m3: failed again']);
+  });
+
+  test('answers a fault changed: a 5xx, a 429 or none at all, never the 4xx of the load itself', () => {
+    expect(answersTheFaultChanged([{ 'reserve_stock 409': 4, 'place_order 404': 1 }])).toEqual([]);
+    expect(
+      answersTheFaultChanged([
+        { 'place_order 500': 1, 'reserve_stock 409': 2 },
+        { 'place_order 500': 2, 'create_customer 429': 1, 'errors.ETIMEDOUT': 1 },
+      ]),
+    ).toEqual([
+      '3 answer(s) the fault changed: place_order 500',
+      '1 answer(s) the fault changed: create_customer 429',
+      '1 answer(s) the fault changed: errors.ETIMEDOUT',
+    ]);
   });
 
   test('the saga tasks and their timeout are the ASL’s', () => {
@@ -163,16 +267,26 @@ describe('chaos: judging a cell', () => {
         ...clean,
         retries: 3,
         outcomes: { CONFIRMED: 37, 'CANCELLED TIMEOUT': 3 },
+        injected: {
+          dynamodbRefused: 0,
+          lostAnswers: 0,
+          busEntriesRefused: 0,
+          busCallsRefused: 0,
+          poisonRecords: 0,
+          failedTargetAttempts: 0,
+          stepFailures: 0,
+          duplicated: 12,
+        },
       }),
     ];
     const lines = matrixTable(matrix, results).split('\n');
     expect(lines[0]).toBe(
-      '| cell | fault | orders | confirmed | cancelled by reason | retries | DLQ | result |',
+      '| cell | fault | orders | confirmed | cancelled by reason | faults injected | retries | DLQ | result |',
     );
     expect(lines).toHaveLength(4);
-    expect(lines[2]).toBe('| `baseline` | no fault | 40 | 38 | OUT_OF_STOCK 2 | 0 | 0 | pass |');
+    expect(lines[2]).toBe('| `baseline` | no fault | 40 | 38 | OUT_OF_STOCK 2 | n/a | 0 | 0 | pass |');
     expect(lines[3]).toMatch(
-      /^\| `duplicates` \| .* \| 40 \| 37 \| TIMEOUT 3 \| 3 \| 0 \| \*\*FAIL\*\*: 3 order\(s\) CANCELLED TIMEOUT/,
+      /^\| `duplicates` \| .* \| 40 \| 37 \| TIMEOUT 3 \| duplicate deliveries 12 \| 3 \| 0 \| \*\*FAIL\*\*: 3 order\(s\) CANCELLED TIMEOUT/,
     );
     expect(cancelledByReason({ CONFIRMED: 1 })).toBe('0');
     expect(cancelledByReason({ 'CANCELLED A': 1, 'CANCELLED B': 4, CANCELLED: 2 })).toBe(
@@ -208,6 +322,53 @@ describe('local faults: their settings', () => {
     expect(refusalFor([], 'GetItem', () => 0)).toBeUndefined();
   });
 
+  test('lost answers: writes only, a rate, a way, and at most `count` of them', () => {
+    expect(validateDynamoFaults([{ kind: 'lost-answer', rate: 0.2 }])).toEqual([
+      { kind: 'lost-answer', rate: 0.2 },
+    ]);
+    expect(
+      validateDynamoFaults([
+        { kind: 'lost-answer', rate: 1, count: 1, way: 'ConnectionReset', operations: ['PutItem'] },
+      ]),
+    ).toEqual([{ kind: 'lost-answer', rate: 1, count: 1, way: 'ConnectionReset', operations: ['PutItem'] }]);
+    expect(() => validateDynamoFaults([{ kind: 'lost', rate: 0.2 }])).toThrow(/kind must be lost-answer/);
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: -1 }])).toThrow(/rate/);
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: 1, way: 'Timeout' }])).toThrow(/way/);
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: 1, count: 0 }])).toThrow(/count/);
+    // A read has no effect to lose the answer to.
+    expect(() => validateDynamoFaults([{ kind: 'lost-answer', rate: 1, operations: ['Query'] }])).toThrow(
+      /operations/,
+    );
+
+    const [rule] = validateDynamoFaults([{ kind: 'lost-answer', rate: 0.5 }]) as [LostAnswerRule];
+    const none = { perRule: new Map<LostAnswerRule, number>(), calls: new Set<string>() };
+    for (const write of ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'])
+      expect(lostAnswerFor([rule], write, none, () => 0)?.rule).toBe(rule);
+    expect(lostAnswerFor([rule], 'GetItem', none, () => 0)).toBeUndefined();
+    expect(lostAnswerFor([rule], 'PutItem', none, () => 0.5)).toBeUndefined();
+    // Either way, drawn per call, unless the rule names one.
+    expect(lostAnswerFor([rule], 'PutItem', none, () => 0.1)?.way).toBe('InternalServerError');
+    const draws = [0.1, 0.9];
+    expect(lostAnswerFor([rule], 'PutItem', none, () => draws.shift()!)?.way).toBe('ConnectionReset');
+    // A refusal rule loses no answer, and a lost-answer rule refuses nothing.
+    expect(
+      lostAnswerFor([{ error: 'ThrottlingException', rate: 1 }], 'PutItem', none, () => 0),
+    ).toBeUndefined();
+    expect(refusalFor([rule], 'PutItem', () => 0)).toBeUndefined();
+    // `count`: spent once that many answers were lost.
+    const [once] = validateDynamoFaults([{ kind: 'lost-answer', rate: 1, count: 1 }]) as [LostAnswerRule];
+    const spent = (n: number) => ({ perRule: new Map([[once, n]]), calls: new Set<string>() });
+    expect(lostAnswerFor([once], 'PutItem', spent(0))).toBeDefined();
+    expect(lostAnswerFor([once], 'PutItem', spent(1))).toBeUndefined();
+    // `once`: a call whose answer was lost is answered when it comes again (the SDK's retry).
+    const [first] = validateDynamoFaults([{ kind: 'lost-answer', rate: 1, once: true }]) as [LostAnswerRule];
+    const put = callKey('PutItem', { TableName: 't', Item: { id: { S: 'a' } } });
+    const other = callKey('PutItem', { TableName: 't', Item: { id: { S: 'b' } } });
+    const seen = { perRule: new Map<LostAnswerRule, number>(), calls: new Set([put]) };
+    expect(lostAnswerFor([first], 'PutItem', seen, Math.random, put)).toBeUndefined();
+    expect(lostAnswerFor([first], 'PutItem', seen, Math.random, other)?.rule).toBe(first);
+  });
+
   test('a refusal is the answer AWS sends', () => {
     expect(awsRefusal('ProvisionedThroughputExceededException', 'PutItem', {})).toEqual({
       status: 400,
@@ -236,5 +397,20 @@ describe('local faults: their settings', () => {
     expect(validateDuplicates({ busEvents: 1 })).toEqual({ streamRecords: 0, busEvents: 1 });
     expect(() => validateDuplicates({ streamRecords: -1 })).toThrow(/streamRecords/);
     expect(() => validateDuplicates({ lambda: 1 })).toThrow(/unknown field lambda/);
+    // Late copies: after what followed them, out of order.
+    expect(validateDuplicates({ streamRecords: 1, lateMs: 5_000 })).toEqual({
+      streamRecords: 1,
+      busEvents: 0,
+      lateMs: 5_000,
+    });
+    expect(() => validateDuplicates({ lateMs: -1 })).toThrow(/lateMs/);
+    expect(cell('duplicates-late').faults.duplicates).toEqual({
+      streamRecords: 1,
+      busEvents: 1,
+      lateMs: 5_000,
+    });
+    // Two faults at once.
+    const both = cell('lost-answers-and-step-failures').faults;
+    expect([both.dynamodb.length, both.steps.length]).toEqual([1, 1]);
   });
 });

@@ -4,6 +4,7 @@ import { type CommandSpec, helpText, LOGS_COMMAND, START_COMMAND } from '@commer
 import { CHAOS_COMMAND } from '../../load/chaos';
 import { LOAD_COMMAND, LOAD_COMMANDS, SEED_COMMAND } from '../../load/cli';
 import { FLASH_SALE_COMMAND } from '../../load/flash-sale';
+import { REDRIVE_COMMAND } from '../../load/redrive';
 import { FUZZ_COMMAND } from '../../scripts/fuzz';
 
 const ROOT = join(__dirname, '..', '..');
@@ -22,6 +23,7 @@ const COMMANDS: [string, string[], CommandSpec][] = [
   ['npm run seed', ['run', 'seed'], SEED_COMMAND],
   ['npm run flash-sale', ['run', 'flash-sale'], FLASH_SALE_COMMAND],
   ['npm run chaos', ['run', 'chaos'], CHAOS_COMMAND],
+  ['npm run redrive', ['run', 'redrive'], REDRIVE_COMMAND],
   ['npm run fuzz', ['run', 'fuzz'], FUZZ_COMMAND],
   ['npm run logs', ['run', 'logs'], LOGS_COMMAND],
 ];
