@@ -19,6 +19,7 @@
  *   `reserved + sold` is at most their units).
  */
 import { randomUUID } from 'node:crypto';
+import type { Context, Events, Next, RequestParams, Response } from './processor';
 import {
   ADMIN,
   type Caller,
@@ -28,22 +29,6 @@ import {
   stageTokens,
   type TokenSource,
 } from './tokens';
-
-interface Context {
-  vars: Record<string, unknown>;
-}
-interface RequestParams {
-  json?: unknown;
-  headers?: Record<string, string>;
-}
-interface Response {
-  statusCode: number;
-  body: unknown;
-}
-interface Events {
-  emit(kind: 'counter' | 'histogram', name: string, value: number): void;
-}
-type Next = (error?: Error) => void;
 
 let stage: TokenSource | undefined;
 let stageShoppers: Caller[] | undefined;

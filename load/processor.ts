@@ -89,24 +89,25 @@ export interface ReservationLine {
 }
 
 // The subset of Artillery's processor API used here.
+/** What Artillery hands a processor's hooks (the part of it they use); flash-sale-processor.ts shares them. */
 interface Vars {
   [name: string]: unknown;
 }
-interface Context {
+export interface Context {
   vars: Vars;
 }
-interface RequestParams {
+export interface RequestParams {
   json?: unknown;
   headers?: Record<string, string>;
 }
-interface Response {
+export interface Response {
   statusCode: number;
   body: unknown;
 }
-interface Events {
+export interface Events {
   emit(kind: 'counter' | 'histogram', name: string, value: number): void;
 }
-type Next = (error?: Error) => void;
+export type Next = (error?: Error) => void;
 
 /** The wrapper's settings; undefined when Artillery runs a script of load/ on its own. */
 const settings: ProcessorSettings | undefined = process.env.LOAD_SETTINGS
