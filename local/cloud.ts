@@ -557,11 +557,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
       ...telemetry.snapshot(),
       cpu: cpuMeter.sinceReset(),
       streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, { ...p.stats, pending: p.pending }])),
-      eventBridge: {
-        ...bus.stats,
-        inFlight: bus.deliveriesInFlight,
-        byType: Object.fromEntries(bus.eventsByType),
-      },
+      eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
       stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
       deadLetters: queues.depths(),
       admission: admission.settings,

@@ -321,11 +321,6 @@ export class LocalEventBridge {
     }
   }
 
-  /** Deliveries to targets begun and not yet ended, retries and their back-off included: a gauge, never reset. */
-  get deliveriesInFlight(): number {
-    return this.inFlight.size;
-  }
-
   private async deliver(rule: RuleSpec, target: Target, event: Record<string, unknown>) {
     const input = target.input
       ? (JSON.parse(target.input) as unknown)

@@ -263,14 +263,12 @@ interface QuiescenceStats {
   writes: Record<string, { itemWrites: number }>;
   streams: Record<string, { pending: boolean }>;
   stepFunctions: { running: number };
-  eventBridge: { inFlight: number };
 }
 
 /**
  * Item writes per table once the cloud is quiescent: no saga execution
  * running, no stream mapping with records on their way (a batch gathering
- * over its window, or being delivered), no bus event on its way to a target
- * (a saga start retried after a refusal), and no write for `stillMs`, so that
+ * over its window, or being delivered), and no write for `stillMs`, so that
  * every write an earlier request caused has landed. Tables whose name
  * matches `leaveOut` are not counted.
  */
@@ -283,10 +281,7 @@ export async function quiescentWrites(leaveOut?: RegExp, stillMs = 100, timeoutM
         .filter(([table]) => !leaveOut?.test(table))
         .map(([table, t]) => [table, t.itemWrites]),
     );
-    const busy =
-      stats.stepFunctions.running > 0 ||
-      stats.eventBridge.inFlight > 0 ||
-      Object.values(stats.streams).some((s) => s.pending);
+    const busy = stats.stepFunctions.running > 0 || Object.values(stats.streams).some((s) => s.pending);
     return { writes, busy, key: JSON.stringify(writes) };
   };
   let last = await sample();
