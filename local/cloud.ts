@@ -1,4 +1,4 @@
-import { basename, join, resolve as resolvePath } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { AdmissionControl, type AdmissionOptions } from './admission';
 import { ACCOUNT, REGION, readAssembly, resolver } from './assembly';
 import { jwtAuthorizers, keptSigningKey, LocalIssuer, type TokenRequest } from './auth';
@@ -31,7 +31,7 @@ import {
 } from './lambda/dynamo-faults';
 import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import { serveLogs } from './logs';
-import { CACHE_DIR } from './maven';
+import { runDirOf } from './maven';
 import { LocalPrincipals } from './principals';
 import { LocalQueues } from './queues';
 import { type TemplateChanges, templateChanges } from './reload';
@@ -136,7 +136,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}) {
     options.assemblyDir ?? join(PROJECT_ROOT, options.debug ? 'cdk.out.debug' : 'cdk.out'),
   );
   // Each assembly's cloud keeps its own logs and dead letters, so that test clouds and `npm start` do not mix.
-  const workDir = options.workDir ?? join(CACHE_DIR, 'run', basename(assemblyPath));
+  const workDir = options.workDir ?? runDirOf(assemblyPath);
   const started = performance.now();
   /** Milliseconds of each start-up phase. */
   const phases: Record<string, number> = {};

@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from
 import { join } from 'node:path';
 import { type CommandSpec, parseCommandLine } from './command-line';
 import { type LogLine, parseLogLine } from './logs';
-import { CACHE_DIR } from './maven';
+import { runDirOf } from './maven';
 
 /**
  * `npm run logs`: the functions' log lines from the local cloud, merged in
@@ -129,16 +129,16 @@ const logFiles = (dir: string) =>
     : [];
 
 /** npm start's logs directory written last: `cdk.out`'s run, or `cdk.out.debug`'s (local/cloud.ts). */
-export function defaultLogDir(runs = join(CACHE_DIR, 'run')): string {
+export function defaultLogDir(): string {
   const candidates = ['cdk.out', 'cdk.out.debug']
-    .map((assembly) => join(runs, assembly, 'logs'))
+    .map((assembly) => join(runDirOf(assembly), 'logs'))
     .filter(existsSync)
     .map((dir) => ({
       dir,
       written: Math.max(0, ...logFiles(dir).map((f) => statSync(f.path).mtimeMs)),
     }));
   candidates.sort((a, b) => b.written - a.written);
-  return candidates[0]?.dir ?? join(runs, 'cdk.out', 'logs');
+  return candidates[0]?.dir ?? join(runDirOf('cdk.out'), 'logs');
 }
 
 /** Reads what each file gained since the last call: whole lines only, the rest kept for the next. */
@@ -149,7 +149,9 @@ class LogReader {
   constructor(private readonly dir: string) {}
 
   read(): LogLine[] {
-    const lines: LogLine[] = [];
+    // Each file is in its own order; merged by time (a stable sort keeps a file's order, and a line
+    // that tells no time its place after the line before it in its file).
+    const lines: { line: LogLine; at: number }[] = [];
     for (const { functionName, path } of logFiles(this.dir)) {
       const from = this.offsets.get(path) ?? 0;
       const size = statSync(path).size;
@@ -165,16 +167,15 @@ class LogReader {
       const text = (this.partial.get(path) ?? '') + buffer.toString('utf8');
       const parts = text.split('\n');
       this.partial.set(path, parts.pop() ?? '');
-      for (const part of parts) if (part.trim()) lines.push(parseLogLine(part, functionName));
+      let at = 0;
+      for (const part of parts) {
+        if (!part.trim()) continue;
+        const line = parseLogLine(part, functionName);
+        at = line.time ?? at;
+        lines.push({ line, at });
+      }
     }
-    // Each file is in its own order; merged by time (a stable sort keeps a file's order, and a line
-    // that tells no time its place after the one before it).
-    let at = 0;
-    const timed = lines.map((line) => {
-      at = line.time ?? at;
-      return { line, at };
-    });
-    return timed.sort((a, b) => a.at - b.at).map(({ line }) => line);
+    return lines.sort((a, b) => a.at - b.at).map(({ line }) => line);
   }
 }
 

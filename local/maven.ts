@@ -1,10 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** Where the local cloud keeps what it fetches (git-ignored). */
 export const CACHE_DIR = join(__dirname, '.cache');
+
+/**
+ * Where a cloud run from the assembly in `assemblyDir` keeps its function logs and dead letters by
+ * default: one directory per assembly, so that test clouds and `npm start` do not mix.
+ */
+export const runDirOf = (assemblyDir: string) => join(CACHE_DIR, 'run', basename(assemblyDir));
 
 const pomHashOf = (pomDir: string) =>
   createHash('sha256')
