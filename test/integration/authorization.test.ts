@@ -19,6 +19,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { CACHE_DIR } from '@commerce/local-cloud';
+import { STOCK_CACHE } from '../../functions/inventory/stock-cache';
 import {
   ADMIN,
   adminToken,
@@ -298,8 +299,13 @@ describe('who may do what', () => {
         else expect(answer).toMatchObject(expected.body as object);
       }
       if (r.status >= 400) expect({ who, after: await snapshot() }).toEqual({ who, after: before });
-      // What a success started (a saga, projections) ends before the next refusal is judged.
-      else await quiescentWrites();
+      else {
+        // What a success started (a saga, projections) ends before the next refusal is judged, and
+        // the product's GET (served from a sandbox's stock cache) shows it only once the cache's bound
+        // has passed: else a stale `before` and a fresh `after` differ with nothing changed in between.
+        await quiescentWrites();
+        await new Promise((resolve) => setTimeout(resolve, STOCK_CACHE.readMs));
+      }
     };
     for (const row of rows()) {
       for (const [kind, authorization] of Object.entries(bad)) {

@@ -235,21 +235,34 @@ describe('GET /products/{id} from the cache', () => {
       ({ Item }) => Object.keys(Item ?? {}).filter((k) => /^s\d+$/.test(k)).length === 64,
     );
     await get(`/products/${big.productId}`);
-    // Past the sandboxes' cache bound, so the next GET reads the read model.
-    await sleep(STOCK_CACHE.readMs + 50);
-    const before = await localAdmin<Stats>('stats');
-    const read = await get<ProductView>(`/products/${big.productId}`);
-    const after = await localAdmin<Stats>('stats');
-    expect(read.body).toMatchObject({ available: 1_000_000, reserved: 0, sold: 0 });
     const calls = (s: Stats, table: string, operation: string) => s.reads[table]?.[operation] ?? 0;
-    expect(calls(after, viewsTable, 'GetItem') - calls(before, viewsTable, 'GetItem')).toBe(1);
-    expect(calls(after, viewsTable, 'BatchGetItem') - calls(before, viewsTable, 'BatchGetItem')).toBe(0);
     const units = (s: Stats) => s.dynamodb[viewsTable]?.readUnits ?? 0;
-    expect(units(after) - units(before)).toBe(0.5);
+    /** One GET past the sandboxes' cache bound (so it reads the read model), with what it cost. */
+    const measuredGet = async () => {
+      await sleep(STOCK_CACHE.readMs + 50);
+      const before = await localAdmin<Stats>('stats');
+      const read = await get<ProductView>(`/products/${big.productId}`);
+      const after = await localAdmin<Stats>('stats');
+      const delta = (table: string, operation: string) =>
+        calls(after, table, operation) - calls(before, table, operation);
+      return {
+        body: read.body,
+        viewGets: delta(viewsTable, 'GetItem'),
+        viewBatchGets: delta(viewsTable, 'BatchGetItem'),
+        viewReadUnits: units(after) - units(before),
+        storeQueries: delta(inventoryTable, 'Query'),
+      };
+    };
+    // The counters are the whole cloud's: a scheduled run (the expirer releasing another test's
+    // reservation, the saga sweeper) can read these tables during the GET. Such a run only adds, so a
+    // GET measured again is the same GET; three tries with every one disturbed would be a failure.
+    let measured = await measuredGet();
+    for (let retry = 0; retry < 2 && (measured.viewGets !== 1 || measured.storeQueries > 1); retry++)
+      measured = await measuredGet();
+    expect(measured.body).toMatchObject({ available: 1_000_000, reserved: 0, sold: 0 });
+    expect(measured).toMatchObject({ viewGets: 1, viewBatchGets: 0, viewReadUnits: 0.5 });
     // Nothing of the shards from the event store (its product item, at most, in a sandbox that had not read it).
-    expect(
-      calls(after, inventoryTable, 'Query') - calls(before, inventoryTable, 'Query'),
-    ).toBeLessThanOrEqual(1);
+    expect(measured.storeQueries).toBeLessThanOrEqual(1);
   });
 
   test('repeated GETs of one product are answered from memory: one read-model read per bound, not per request', async () => {

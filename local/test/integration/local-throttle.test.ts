@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Assembly } from '../../assembly';
@@ -212,11 +212,17 @@ describe("the local HTTP API's throttling", () => {
     writeFileSync(
       join(dir, 'index.js'),
       [
+        'const { existsSync, writeFileSync } = require("node:fs");',
         'let running = 0;',
         'exports.handler = async (event) => {',
         '  running++;',
         '  if (running > 1) throw new Error("two invocations at once");',
-        '  await new Promise((resolve) => setTimeout(resolve, event.ms));',
+        '  if (event.latch) {',
+        '    // Says it runs, then holds its sandbox until the test lets it go (or event.ms passes).',
+        '    writeFileSync(event.latch + "." + process.pid, "");',
+        '    const until = Date.now() + event.ms;',
+        '    while (!existsSync(event.latch) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));',
+        '  } else await new Promise((resolve) => setTimeout(resolve, event.ms));',
         '  running--;',
         '  return "done";',
         '};',
@@ -250,7 +256,16 @@ describe("the local HTTP API's throttling", () => {
       startAfterWaitMs: 0,
     });
     try {
-      await Promise.all(Array.from({ length: 4 }, () => pooled.invoke('Hangs', { ms: 1_500 })));
+      // Each invocation holds its sandbox until all four run (however slowly sandboxes start here).
+      const latch = join(dir, 'release');
+      const running = () => readdirSync(dir).filter((f) => f.startsWith('release.')).length;
+      const invocations = Promise.all(
+        Array.from({ length: 4 }, () => pooled.invoke('Hangs', { ms: 4_000, latch })),
+      );
+      const deadline = Date.now() + 4_000;
+      while (running() < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      writeFileSync(latch, '');
+      await invocations;
       expect(pooled.sandboxes().Hangs).toMatchObject({ sandboxes: 4 });
       // Like Lambda reclaiming environments: all but one go once idle long enough.
       await new Promise((resolve) => setTimeout(resolve, 800));
