@@ -69,9 +69,9 @@ export interface StageConfig {
   /**
    * After this long a saga is undone and its order cancelled with TIMEOUT.
    * An order whose request started no execution begins its saga from the bus
-   * about 12 s after it was placed (the state machine's three claim reads,
-   * README "Follow a saga"), so a deadline much under 20 s leaves such a saga
-   * little time; the tests that shorten it do so to see the sweeper at work.
+   * after the outbox relay's batching window (docs/saga.md), so a deadline of
+   * a few seconds leaves such a saga little time; the tests that shorten it do
+   * so to see the sweeper at work.
    */
   readonly sagaDeadline: Duration;
   /** How long past its deadline an order may stay PENDING before the sweeper cancels and undoes it. */
