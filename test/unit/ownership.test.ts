@@ -174,6 +174,24 @@ describe('reservations of a shop caller', () => {
     });
   });
 
+  test('a reservation with no holder (made before holders were recorded) is nobody’s: only an admin or its expiry ends it', async () => {
+    const { c, inventory, productId } = await world();
+    // Reserved with no caller, as every reservation was before authorization: no holder, not limited.
+    const old = succeeded(await inventory.reserveStock(productId, 2, meta, 'res_old'));
+    expect(old).not.toHaveProperty('holder');
+    expect(old).not.toHaveProperty('limited');
+    expect(await inventory.releaseReservation(productId, 'res_old', 'RELEASED', meta, ANN)).toEqual({
+      rejection: { code: 'NO_SUCH_RESERVATION', reservationId: 'res_old' },
+    });
+    // It counts against nobody's limit.
+    succeeded(await inventory.reserveStock(productId, LIMIT, meta, 'res_ann', ANN));
+    const expiry = { ...meta, now: at(601) };
+    expect(await inventory.releaseReservation(undefined, 'res_old', 'EXPIRED', expiry)).toEqual({
+      ok: { changed: true },
+    });
+    expect(await c.stock(productId)).toMatchObject({ reserved: 0 + LIMIT });
+  });
+
   test('a shop caller holds at most the limit of one product; beyond it HOLD_LIMIT_REACHED and nothing held', async () => {
     const { c, inventory, productId } = await world();
     succeeded(await inventory.reserveStock(productId, 3, meta, 'res_1', ANN));
