@@ -274,16 +274,7 @@ interface QuiescenceStats {
  */
 export async function quiescentWrites(leaveOut?: RegExp, stillMs = 100, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
-  const sample = async () => {
-    const stats = await localAdmin<QuiescenceStats>('stats');
-    const writes = Object.fromEntries(
-      Object.entries(stats.writes)
-        .filter(([table]) => !leaveOut?.test(table))
-        .map(([table, t]) => [table, t.itemWrites]),
-    );
-    const busy = stats.stepFunctions.running > 0 || Object.values(stats.streams).some((s) => s.pending);
-    return { writes, busy, key: JSON.stringify(writes) };
-  };
+  const sample = () => sampleWrites(leaveOut);
   let last = await sample();
   let stillSince = Date.now();
   for (;;) {
@@ -294,6 +285,31 @@ export async function quiescentWrites(leaveOut?: RegExp, stillMs = 100, timeoutM
     if (Date.now() > deadline) throw new Error(`the cloud did not become quiescent: ${next.key}`);
     last = next;
   }
+}
+
+/** One reading of the item writes per table, and whether anything is still on its way. */
+async function sampleWrites(leaveOut?: RegExp) {
+  const stats = await localAdmin<QuiescenceStats>('stats');
+  const writes = Object.fromEntries(
+    Object.entries(stats.writes)
+      .filter(([table]) => !leaveOut?.test(table))
+      .map(([table, t]) => [table, t.itemWrites]),
+  );
+  const busy = stats.stepFunctions.running > 0 || Object.values(stats.streams).some((s) => s.pending);
+  return { writes, busy, key: JSON.stringify(writes) };
+}
+
+/**
+ * `quiescentWrites()` when the cloud was last seen quiescent at `seen`: one reading that finds
+ * nothing on its way and exactly those writes is that same quiescent state, with no wait; anything
+ * else waits for quiescence as `quiescentWrites` does.
+ */
+export async function stillQuiescent(seen: Record<string, number> | undefined) {
+  if (seen !== undefined) {
+    const now = await sampleWrites();
+    if (!now.busy && now.key === JSON.stringify(seen)) return now.writes;
+  }
+  return quiescentWrites();
 }
 
 /** Injects failures into saga steps of the local cloud (an empty list clears them). */
