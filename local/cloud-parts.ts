@@ -21,7 +21,8 @@ import { FunctionError, functionSpecs, LambdaRuntime } from './lambda/runtime';
 import type { LocalPrincipals } from './principals';
 import { LocalQueues } from './queues';
 import { type FaultRule, LocalStepFunctions } from './stepfunctions';
-import { type MappingSpec, mappingSpecs, StreamPoller, type StreamPosition } from './streams';
+import { type MappingSpec, mappingSpecs } from './stream-mappings';
+import { StreamPoller, type StreamPosition } from './streams';
 import type { LocalTable } from './tables';
 
 /** Where a cloud started with `--data-dir` keeps each kind of data (see local/data-dir.ts). */

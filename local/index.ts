@@ -89,6 +89,6 @@ export { type FaultRule, parseFaults } from './stepfunctions';
 // The saga console's model of a state machine (its pure view is the `./saga-view` subpath export).
 export type { AslDefinition } from './stepfunctions/definitions';
 // Stream filters as the pollers apply them.
-export { filterPatterns, passesFilters } from './streams';
+export { filterPatterns, passesFilters } from './stream-mappings';
 // The environment that runs a child's Node scripts on the Node running this process (the project's Node 22).
 export { withThisNode } from './this-node';
