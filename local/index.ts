@@ -23,13 +23,7 @@
 // The cloud assembly as the cloud reads it.
 export { type Assembly, type Resource, readAssembly, resourcesOfType, type Template } from './assembly';
 // The cloud in this process: started from an assembly; its endpoints, counters, reload and stop.
-export {
-  type LocalCloud,
-  type LocalCloudOptions,
-  NOT_RUN_LOCALLY,
-  RUN_LOCALLY,
-  startLocalCloud,
-} from './cloud';
+export { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
 // The cloud as a process group on a data directory, to crash and restart (`npm start`'s command).
 export { CloudProcess, type CloudProcessOptions } from './cloud-process';
 // The tools' command lines: one table of options per command makes its parser and its --help.
@@ -84,6 +78,8 @@ export { type LocalProcess, startLocalProcess } from './local-process';
 export { type LogLine, type LogQuery, parseLogLine, readLogLines } from './logs';
 // Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
 export { CACHE_DIR } from './maven';
+// The resource types the cloud runs, and those it knows it need not run (a test checks the template's).
+export { NOT_RUN_LOCALLY, RUN_LOCALLY } from './resource-types';
 // `npm start`'s command line: its options and their help (main.ts parses it).
 export { START_COMMAND } from './start-command';
 // Its counters over HTTP (GET /_local/stats), from any process.
@@ -93,6 +89,6 @@ export { type FaultRule, parseFaults } from './stepfunctions';
 // The saga console's model of a state machine (its pure view is the `./saga-view` subpath export).
 export type { AslDefinition } from './stepfunctions/definitions';
 // Stream filters as the pollers apply them.
-export { filterPatterns, passesFilters } from './streams';
+export { filterPatterns, passesFilters } from './stream-mappings';
 // The environment that runs a child's Node scripts on the Node running this process (the project's Node 22).
 export { withThisNode } from './this-node';

@@ -1,6 +1,8 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { join } from 'node:path';
-import type { Resource, Template } from './assembly';
+import { type Assembly, type Resource, readAssembly, type Template } from './assembly';
+import type { LambdaRuntime } from './lambda/runtime';
+import { synthesize } from './synth';
 
 /** What differs between the running template and a newly synthesized one. */
 export interface TemplateChanges {
@@ -56,6 +58,40 @@ export function templateChanges(running: Template, next: Template): TemplateChan
       other.push(`${id} (${resource.Type}) removed`);
   }
   return { code, other };
+}
+
+/**
+ * Re-synthesizes the app (`npm start -- --watch`) and, if only functions'
+ * bundles changed, points those functions at their new bundles (their
+ * sandboxes are replaced as they free up; the tables and their data stay).
+ * Anything else that changed is reported and nothing is applied: tables,
+ * routes, rules and state machines are wired once, at start.
+ */
+export function reloader(
+  assemblyPath: string,
+  context: Record<string, string>,
+  log: (message: string) => void,
+  assembly: Assembly,
+  runtime: LambdaRuntime,
+): () => Promise<TemplateChanges> {
+  // The assembly the cloud runs; `reload` moves it on when only functions' bundles changed.
+  let running = assembly;
+  return async (): Promise<TemplateChanges> => {
+    const next = readAssembly(await synthesize(assemblyPath, context, log));
+    const changes = templateChanges(running.template, next.template);
+    if (changes.other.length > 0) return changes;
+    for (const [functionId, assetPath] of changes.code) {
+      const current = runtime.specs.get(functionId)!;
+      const codeDir = join(next.dir, assetPath);
+      runtime.replaceFunction({
+        ...current,
+        codeDir,
+        environment: { ...current.environment, LAMBDA_TASK_ROOT: codeDir },
+      });
+    }
+    running = next;
+    return changes;
+  };
 }
 
 /** Editors' swap, backup and temporary files (and vim's write test, `4913`): not the app's sources. */

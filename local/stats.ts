@@ -6,7 +6,7 @@ import type { StreamPoller } from './streams';
 import type { Telemetry } from './telemetry';
 
 /**
- * The local cloud's counters as `GET /_local/stats` answers them (cloud.ts
+ * The local cloud's counters as `GET /_local/stats` answers them (admin-api.ts
  * builds the answer from these parts): requests and invocations by route and
  * function, DynamoDB reads, writes and capacity units by table, CPU time,
  * stream mappings, EventBridge, Step Functions, dead letters and admission

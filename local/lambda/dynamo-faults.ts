@@ -2,7 +2,7 @@
  * DynamoDB refusing a share of the functions' calls, as AWS does under
  * pressure, or losing the answer to a write it made (`POST
  * /_local/faults/dynamodb`). A refused call never reaches
- * the DynamoDB engine: the local AWS endpoint answers it (local/cloud.ts,
+ * the DynamoDB engine: the local AWS endpoint answers it (local/function-call-gate.ts,
  * `gateDynamo`, after the caller's IAM check) with the status, `__type` and
  * message AWS sends, so the SDK classifies and retries it exactly as it
  * would on AWS (throughput and throttling errors are retried by the SDK

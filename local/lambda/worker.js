@@ -1,7 +1,7 @@
 // One function's sandbox: a worker thread whose process.env is the function's
 // environment, which loads the bundled handler once and runs the invocations
 // the parent sends it, one at a time. The parent sends a second while one runs
-// only as a hand-over (see handOver in runtime.ts): the sandbox holds it and
+// only as a hand-over (see handOver in hand-over.ts): the sandbox holds it and
 // starts it as soon as the one running has answered, as Lambda's runtime asks
 // for the next event right after posting a response; `overlapped` reports an
 // invocation that ever started while another ran. Plain CommonJS so that it
@@ -58,7 +58,7 @@ let active = 0;
 
 // An invocation that waits on a timer of its own (a `POST /orders` with `Prefer: wait=N` polling for the
 // saga's end, a retry's back-off) does no work meanwhile: told of it, the parent does not count this
-// sandbox as work (see local/lambda/runtime.ts), so that other invocations are not queued behind one that
+// sandbox as work (see local/lambda/pauses.ts), so that other invocations are not queued behind one that
 // only waits. Seen from here, as Lambda's own runtime could see it, with nothing asked of the function:
 // the promise timers it awaits (node:timers/promises, read by the bundle at each call) are wrapped.
 const timers = require('node:timers/promises');

@@ -1,7 +1,8 @@
 import type { DynamoJsonClient } from '../../dynamo-client';
 import type { LambdaRuntime } from '../../lambda/runtime';
 import type { LocalQueues } from '../../queues';
-import { type MappingSpec, StreamPoller } from '../../streams';
+import type { MappingSpec } from '../../stream-mappings';
+import { StreamPoller } from '../../streams';
 
 /**
  * A mapping's batching window (MaximumBatchingWindowInSeconds) gathers the
