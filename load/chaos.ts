@@ -269,7 +269,6 @@ async function runCell(
   const stats = await quiescence(target, 60_000);
   // A crash restarts the counters with the cloud: what the cell injected is then what came after.
   const injectedAfter = await injected(target);
-  const since = (after: number, before: number) => (after >= before ? after - before : after);
   letters ??= await newDeadLetters();
   const customers = [...new Set(outcome.orders.map((o) => o.customerId))];
   let twice: string[] = [];
@@ -290,26 +289,37 @@ async function runCell(
     retries: stats.stepFunctions?.taskRetries ?? 0,
     taskFailures: stats.stepFunctions?.taskFailures ?? 0,
     ...(redriven ? { redrive: redriven } : {}),
-    injected: {
-      dynamodbRefused: since(injectedAfter.dynamodb.refused, injectedBefore.dynamodb.refused),
-      lostAnswers: since(injectedAfter.dynamodb.lostAnswers, injectedBefore.dynamodb.lostAnswers),
-      busEntriesRefused: since(
-        injectedAfter.eventbridge.refusedEntries,
-        injectedBefore.eventbridge.refusedEntries,
-      ),
-      busCallsRefused: since(injectedAfter.eventbridge.refusedCalls, injectedBefore.eventbridge.refusedCalls),
-      // A Task's failure is the load's own too (a product sold out): the fault's only where the cell has one.
-      stepFailures: cell.faults.steps.length > 0 ? (stats.stepFunctions?.taskFailures ?? 0) : 0,
-      poisonRecords: since(injectedAfter.deliveries.poisonRecords, injectedBefore.deliveries.poisonRecords),
-      failedTargetAttempts: since(
-        injectedAfter.deliveries.failedTargetAttempts,
-        injectedBefore.deliveries.failedTargetAttempts,
-      ),
-      duplicated:
-        Object.values(stats.streams ?? {}).reduce((n, s) => n + (s.duplicatedBatches ?? 0), 0) +
-        (stats.eventBridge?.duplicatedDeliveries ?? 0),
-    },
+    injected: injectedDuring(cell, injectedBefore, injectedAfter, stats),
   });
+}
+
+/**
+ * What the cell's faults did: the local cloud's counters after the cell less
+ * those before it, or those after alone where a crash restarted them.
+ */
+function injectedDuring(
+  cell: Cell,
+  before: Injected,
+  after: Injected,
+  stats: Stats,
+): NonNullable<CellObservation['injected']> {
+  const since = (a: number, b: number) => (a >= b ? a - b : a);
+  return {
+    dynamodbRefused: since(after.dynamodb.refused, before.dynamodb.refused),
+    lostAnswers: since(after.dynamodb.lostAnswers, before.dynamodb.lostAnswers),
+    busEntriesRefused: since(after.eventbridge.refusedEntries, before.eventbridge.refusedEntries),
+    busCallsRefused: since(after.eventbridge.refusedCalls, before.eventbridge.refusedCalls),
+    // A Task's failure is the load's own too (a product sold out): the fault's only where the cell has one.
+    stepFailures: cell.faults.steps.length > 0 ? (stats.stepFunctions?.taskFailures ?? 0) : 0,
+    poisonRecords: since(after.deliveries.poisonRecords, before.deliveries.poisonRecords),
+    failedTargetAttempts: since(
+      after.deliveries.failedTargetAttempts,
+      before.deliveries.failedTargetAttempts,
+    ),
+    duplicated:
+      Object.values(stats.streams ?? {}).reduce((n, s) => n + (s.duplicatedBatches ?? 0), 0) +
+      (stats.eventBridge?.duplicatedDeliveries ?? 0),
+  };
 }
 
 async function main() {

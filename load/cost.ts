@@ -39,15 +39,35 @@ const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 const all = <T>(values: readonly (T | undefined)[]): values is readonly T[] =>
   values.every((v) => v !== undefined);
 
+type PriceLine = (item: string, unit: string, total: number | undefined, usdPerUnit: number) => CostLine;
+
+const million = 1e6;
+
 export function costModel(stats: LocalStats, transactions: number, p: Prices = PRICES): CostModel {
   const per10k = (n: number | undefined) =>
     n === undefined || transactions === 0 ? undefined : (n / transactions) * 10_000;
-  const line = (item: string, unit: string, total: number | undefined, usdPerUnit: number): CostLine => {
+  const line: PriceLine = (item, unit, total, usdPerUnit) => {
     const quantity = per10k(total);
     return { item, unit, quantity, usd: quantity === undefined ? undefined : quantity * usdPerUnit };
   };
-  const million = 1e6;
+  const common = commonLines(stats, p, line);
+  const { standard, express } = stepFunctionsLines(stats, p, line);
+  const total = (lines: readonly CostLine[]) => sum(lines.map((l) => l.usd ?? 0));
+  return {
+    transactions,
+    common,
+    standard,
+    express,
+    totals: {
+      STANDARD: total([...common, ...standard]),
+      EXPRESS: total([...common, ...express]),
+      missing: [...common, ...standard, ...express].filter((l) => l.usd === undefined).map((l) => l.item),
+    },
+  };
+}
 
+/** The lines the same whichever workflow type: Lambda, the HTTP API, DynamoDB, EventBridge. */
+function commonLines(stats: LocalStats, p: Prices, line: PriceLine): CostLine[] {
   const invocations = Object.values(stats.invocations ?? {});
   const gbSeconds = invocations.map((i) =>
     i.billedMs === undefined || i.memoryMb === undefined
@@ -59,9 +79,7 @@ export function costModel(stats: LocalStats, transactions: number, p: Prices = P
     const values = tables.map(pick);
     return stats.dynamodb && all(values) ? sum(values) : undefined;
   };
-  const sfn = stats.stepFunctions ?? {};
-
-  const common = [
+  return [
     line(
       'Lambda requests',
       'invocations',
@@ -101,6 +119,11 @@ export function costModel(stats: LocalStats, transactions: number, p: Prices = P
       p.eventBridge.customEventsPerMillion / million,
     ),
   ];
+}
+
+/** The Step Functions lines of each workflow type: STANDARD bills state transitions, EXPRESS requests and duration. */
+function stepFunctionsLines(stats: LocalStats, p: Prices, line: PriceLine) {
+  const sfn = stats.stepFunctions ?? {};
   const standard = [
     line(
       'Step Functions STANDARD',
@@ -125,16 +148,5 @@ export function costModel(stats: LocalStats, transactions: number, p: Prices = P
       p.stepFunctions.expressPerGbSecond,
     ),
   ];
-  const total = (lines: readonly CostLine[]) => sum(lines.map((l) => l.usd ?? 0));
-  return {
-    transactions,
-    common,
-    standard,
-    express,
-    totals: {
-      STANDARD: total([...common, ...standard]),
-      EXPRESS: total([...common, ...express]),
-      missing: [...common, ...standard, ...express].filter((l) => l.usd === undefined).map((l) => l.item),
-    },
-  };
+  return { standard, express };
 }

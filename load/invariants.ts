@@ -166,16 +166,65 @@ export async function checkInvariants(
   /** The run's reservations (the mix's reserve_stock); without them `reserved` is checked against its orders alone. */
   reservations: readonly ReservationLine[] = [],
 ): Promise<InvariantReport> {
-  const finality: string[] = [];
-  const reservedHeld: string[] = [];
-  const pendingOrders: LedgerLine[] = [];
-  const payments: string[] = [];
-  const credit: string[] = [];
-  const stock: string[] = [];
-  const outcomes: Record<string, number> = {};
+  const { finals, pendingOrders, finality } = await finalOrders(target, ledger, options);
+  const { outcomes, payments, held, confirmedUnits } = await checkPayments(target, finals);
+  const credit = await checkCredit(target, seed, baseline, held, options);
+  const { stock, reservedHeld } = await checkStock(target, seed, baseline, options, {
+    confirmedUnits,
+    reservations,
+    pendingOrders,
+  });
 
-  // Every order final by its deadline plus grace: PENDING ones are re-read until then.
-  const finals = await mapPool(ledger, CONCURRENCY, async (line) => {
+  // A violation seen on several reads of the same view is one violation.
+  const unique = (violations: string[]) => [...new Set(violations)];
+  const checks: InvariantCheck[] = [
+    {
+      name: 'every placed order final by its deadline plus grace',
+      checked: ledger.length,
+      violations: unique(finality),
+    },
+    {
+      name: 'payments agree with orders (CONFIRMED ⇒ CAPTURED of its total; CANCELLED holds none)',
+      checked: ledger.length,
+      violations: unique(payments),
+    },
+    {
+      name: 'customers: availableCredit = limit − captured + refunded ≥ 0',
+      checked: seed.customers.length,
+      violations: unique(credit),
+    },
+    {
+      name: 'products: available + reserved + sold = received, none negative, sold = before + confirmed',
+      checked: seed.products.length,
+      violations: unique(stock),
+    },
+    {
+      name: 'products: reserved = what live reservations and unconfirmed orders hold',
+      checked: seed.products.length,
+      violations: unique(reservedHeld),
+    },
+  ];
+  return {
+    ok: checks.every((c) => c.violations.length === 0),
+    checks,
+    orders: { placed: ledger.length, outcomes },
+  };
+}
+
+/** A line of the run's ledger: an order the run placed. */
+type PlacedLine = LedgerLine & { readonly orderId: string };
+
+type Final = { readonly line: PlacedLine; readonly order: OrderView };
+
+/**
+ * Every order final by its deadline plus grace: PENDING ones are re-read
+ * until then. `finals` has each order's final view (undefined for one still
+ * PENDING), `pendingOrders` the orders still PENDING, `finality` the violations.
+ */
+async function finalOrders(target: Target, ledger: readonly PlacedLine[], options: InvariantOptions) {
+  const finality: string[] = [];
+  const pendingOrders: LedgerLine[] = [];
+  const finals = await mapPool(ledger, CONCURRENCY, async (line): Promise<Final | undefined> => {
     const due = line.placedAt + (options.sagaDeadlineSeconds + options.finalGraceSeconds) * 1000;
     for (;;) {
       const order = await read<OrderView>(target, `/orders/${line.orderId}`);
@@ -190,8 +239,16 @@ export async function checkInvariants(
       await sleep(1000);
     }
   });
+  return { finals, pendingOrders, finality };
+}
 
-  // Payments agree with the orders; the money each customer's orders hold, the units each product sold.
+/**
+ * Payments agree with the orders; the outcomes of the orders, the money each
+ * customer's orders hold (`held`), the units each product sold (`confirmedUnits`).
+ */
+async function checkPayments(target: Target, finals: readonly (Final | undefined)[]) {
+  const outcomes: Record<string, number> = {};
+  const payments: string[] = [];
   const held = new Map<string, number>();
   const confirmedUnits = new Map<string, number>();
   await mapPool(finals, CONCURRENCY, async (final) => {
@@ -220,7 +277,18 @@ export async function checkInvariants(
       held.set(line.customerId, (held.get(line.customerId) ?? 0) + payment.amountCents);
     }
   });
+  return { outcomes, payments, held, confirmedUnits };
+}
 
+/** Each customer's credit: never negative, its limit as seeded, and what it was before less what the run's orders hold. */
+async function checkCredit(
+  target: Target,
+  seed: Seed,
+  baseline: Baseline,
+  held: ReadonlyMap<string, number>,
+  options: InvariantOptions,
+) {
+  const credit: string[] = [];
   await mapPool(seed.customers, CONCURRENCY, async (c) => {
     const expected = baseline.availableCredit.get(c.customerId)! - (held.get(c.customerId) ?? 0);
     const view = await settle(
@@ -241,7 +309,28 @@ export async function checkInvariants(
         `customer ${c.customerId}: availableCredit ${view.availableCreditCents}, expected ${expected} (limit − captured + refunded)`,
       );
   });
+  return credit;
+}
 
+/**
+ * Each product's counts: conserved and never negative, sold grown by what the
+ * run confirmed (`stock`), and reserved what its live reservations and
+ * unconfirmed orders hold (`reservedHeld`).
+ */
+async function checkStock(
+  target: Target,
+  seed: Seed,
+  baseline: Baseline,
+  options: InvariantOptions,
+  run: {
+    readonly confirmedUnits: ReadonlyMap<string, number>;
+    readonly reservations: readonly ReservationLine[];
+    readonly pendingOrders: readonly LedgerLine[];
+  },
+) {
+  const { confirmedUnits, reservations, pendingOrders } = run;
+  const stock: string[] = [];
+  const reservedHeld: string[] = [];
   await mapPool(seed.products, CONCURRENCY, async (p) => {
     const expectedSold = baseline.sold.get(p.productId)! + (confirmedUnits.get(p.productId) ?? 0);
     const view = await settle(
@@ -282,39 +371,5 @@ export async function checkInvariants(
         `product ${p.productId}: reserved ${reserved.reserved}, but its live reservations and unconfirmed orders hold ${exactly}${unsure > 0 ? ` (up to ${exactly + unsure} with those unsure)` : ''}`,
       );
   });
-
-  // A violation seen on several reads of the same view is one violation.
-  const unique = (violations: string[]) => [...new Set(violations)];
-  const checks: InvariantCheck[] = [
-    {
-      name: 'every placed order final by its deadline plus grace',
-      checked: ledger.length,
-      violations: unique(finality),
-    },
-    {
-      name: 'payments agree with orders (CONFIRMED ⇒ CAPTURED of its total; CANCELLED holds none)',
-      checked: ledger.length,
-      violations: unique(payments),
-    },
-    {
-      name: 'customers: availableCredit = limit − captured + refunded ≥ 0',
-      checked: seed.customers.length,
-      violations: unique(credit),
-    },
-    {
-      name: 'products: available + reserved + sold = received, none negative, sold = before + confirmed',
-      checked: seed.products.length,
-      violations: unique(stock),
-    },
-    {
-      name: 'products: reserved = what live reservations and unconfirmed orders hold',
-      checked: seed.products.length,
-      violations: unique(reservedHeld),
-    },
-  ];
-  return {
-    ok: checks.every((c) => c.violations.length === 0),
-    checks,
-    orders: { placed: ledger.length, outcomes },
-  };
+  return { stock, reservedHeld };
 }

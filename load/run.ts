@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { artilleryScript, LOAD_DIR, levelMetrics, runArtillery, sustained } from './artillery';
 import { costModel } from './cost';
 import { cpuProbe } from './cpu-probe';
-import { checkInvariants, type InvariantOptions, type InvariantReport, readBaseline } from './invariants';
+import {
+  type Baseline,
+  checkInvariants,
+  type InvariantOptions,
+  type InvariantReport,
+  readBaseline,
+} from './invariants';
 import { ordersOfLedger } from './ledger';
 import type { LedgerLine, ReservationLine } from './processor';
 import type { Profile } from './profiles';
@@ -74,15 +80,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     join(LOAD_DIR, 'out', `${profile.name}-${startedAt.toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(dir, { recursive: true });
 
-  let data: Seed;
-  if (options.seedFile) {
-    data = readSeed(options.seedFile);
-    log(`seed: ${options.seedFile} (${data.customers.length} customers, ${data.products.length} products)`);
-  } else {
-    data = await seed(target, { ...DEFAULT_SEED, ...profile.seed });
-    log(`seeded ${data.customers.length} customers and ${data.products.length} products`);
-  }
-  writeSeed(join(dir, 'seed.json'), data);
+  const data = await seedOf(options, dir, log);
   // Each seeded customer acts with its own shop token; the checks and the seeding with the operator's.
   const tokens = tokensFor(target);
   const tokenOf = new Map(
@@ -101,15 +99,71 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   writeFileSync(ledgerFile, '');
   const reservationsFile = join(dir, 'reservations.jsonl');
   writeFileSync(reservationsFile, '');
-  const memory: MemorySample[] = [];
-  const levels: LevelResult[] = [];
-  const failures: string[] = [];
-  let stoppedEarly: string | undefined;
-  /**
-   * Runs the mix at `rate` for `seconds` with Artillery; its orders go to the ledger. A run longer than
-   * PROGRESS_AFTER_SECONDS (a soak) logs a line of progress for each 10 s period as it goes.
-   */
-  const runMix = (name: string, rate: number, seconds: number) => {
+  const run: Run = { options, dir, log, data, tokens, tokenOf, adminToken, ledgerFile, reservationsFile };
+  const runMix = mixRunner(run);
+  await warmUp(run, runMix);
+  const { levels, memory, failures, stoppedEarly } = await runLevels(run, runMix);
+  const { invariants, orders, failures: unchecked } = await checkRun(run, baseline);
+  failures.push(...unchecked);
+
+  const reportFile = writeReport(dir, {
+    profile,
+    target,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: machine(),
+    cpuProbeMs: { before: probeBefore, after: cpuProbe().ms },
+    seedCounts: { customers: data.customers.length, products: data.products.length },
+    levels,
+    invariants,
+    memory,
+    failures,
+    ...(stoppedEarly ? { stoppedEarly } : {}),
+  });
+  return { ok: failures.length === 0, dir, reportFile, failures, invariants, orders, seed: data, levels };
+}
+
+/** What the phases of a run share, once it has seeded. */
+interface Run {
+  readonly options: RunOptions;
+  readonly dir: string;
+  readonly log: (line: string) => void;
+  readonly data: Seed;
+  readonly tokens: ReturnType<typeof tokensFor>;
+  /** Each seeded customer's token. */
+  readonly tokenOf: ReadonlyMap<string, string>;
+  readonly adminToken: string;
+  /** The orders the mix places, one JSON line each. */
+  readonly ledgerFile: string;
+  /** The reservations the mix makes, one JSON line each. */
+  readonly reservationsFile: string;
+}
+
+/** The run's seed, read from its seed file or seeded now, and kept in `dir`. */
+async function seedOf(options: RunOptions, dir: string, log: (line: string) => void): Promise<Seed> {
+  const { profile, target } = options;
+  let data: Seed;
+  if (options.seedFile) {
+    data = readSeed(options.seedFile);
+    log(`seed: ${options.seedFile} (${data.customers.length} customers, ${data.products.length} products)`);
+  } else {
+    data = await seed(target, { ...DEFAULT_SEED, ...profile.seed });
+    log(`seeded ${data.customers.length} customers and ${data.products.length} products`);
+  }
+  writeSeed(join(dir, 'seed.json'), data);
+  return data;
+}
+
+type MixRunner = (name: string, rate: number, seconds: number) => ReturnType<typeof runArtillery>;
+
+/**
+ * Runs the mix at `rate` for `seconds` with Artillery; its orders go to the ledger. A run longer than
+ * PROGRESS_AFTER_SECONDS (a soak) logs a line of progress for each 10 s period as it goes.
+ */
+function mixRunner(run: Run): MixRunner {
+  const { options, dir, log, data, tokens, tokenOf, adminToken, ledgerFile, reservationsFile } = run;
+  const { profile, target } = options;
+  return (name, rate, seconds) => {
     const started = Date.now();
     const clock = (s: number) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, '0')}`;
     const onPeriod =
@@ -144,6 +198,11 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
       ...(onPeriod ? { onPeriod } : {}),
     });
   };
+}
+
+/** The warm-up of the profile, if it has one: its first level, not measured. */
+async function warmUp({ options, log }: Run, runMix: MixRunner) {
+  const { profile, target } = options;
   const [firstRate] = profile.levels;
   if (profile.warmUpSeconds > 0 && firstRate !== undefined) {
     log(`warm-up: ${firstRate}/s for ${profile.warmUpSeconds} s (not measured)`);
@@ -155,26 +214,24 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     // What the warm-up started ends before the first level is measured.
     await statsAfterLevel(target);
   }
+}
+
+/**
+ * Runs each level of the profile in turn (the local cloud's counters reset
+ * before it and read after it), up to one that fails to run or achieves
+ * under half its rate.
+ */
+async function runLevels(run: Run, runMix: MixRunner) {
+  const { options, log } = run;
+  const { profile, target } = options;
+  const memory: MemorySample[] = [];
+  const levels: LevelResult[] = [];
+  const failures: string[] = [];
+  let stoppedEarly: string | undefined;
   for (const rate of profile.levels) {
     if (stoppedEarly) break;
     await resetLocalStats(target);
-    const levelStart = Date.now();
-    const sampler =
-      profile.sampleEverySeconds && target.awsEndpoint
-        ? setInterval(() => {
-            localMemory(target)
-              .then((m) => {
-                if (!m) return;
-                memory.push({
-                  secondsFromStart: (Date.now() - levelStart) / 1000,
-                  rssMb: m.rssMb,
-                  mainHeapMb: m.mainHeapMb,
-                  functionsHeapMb: Object.values(m.functions).reduce((a, f) => a + f.heapUsedMb, 0),
-                });
-              })
-              .catch((error: Error) => log(`memory sample failed: ${error.message}`));
-          }, profile.sampleEverySeconds * 1000)
-        : undefined;
+    const sampler = sampleMemory(run, memory);
     log(`${profile.name}: ${rate}/s for ${profile.durationSeconds} s against ${target.api}`);
     await options.onLevelStart?.(rate);
     let report: Awaited<ReturnType<typeof runArtillery>>;
@@ -206,18 +263,58 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
       stoppedEarly = `the ramp stopped after ${rate}/s: it achieved under half its target`;
       log(`  ${stoppedEarly}`);
     }
-    if (profile.failOnError) {
-      if (metrics.errors.total > 0)
-        failures.push(
-          `${metrics.errors.total} errors at ${rate}/s: ${Object.entries(metrics.errors.byKind)
-            .map(([k, n]) => `${k} × ${n}`)
-            .join(', ')}`,
-        );
-      if (metrics.iterations.dropped > 0)
-        failures.push(`${metrics.iterations.dropped} iterations dropped at ${rate}/s`);
-    }
+    if (profile.failOnError) failures.push(...levelFailures(metrics, rate));
   }
+  return { levels, memory, failures, stoppedEarly };
+}
 
+/**
+ * Samples the local cloud's memory every `sampleEverySeconds` of the profile
+ * into `memory`, from now; undefined where it has none or the target is not local.
+ */
+function sampleMemory({ options, log }: Run, memory: MemorySample[]) {
+  const { profile, target } = options;
+  const levelStart = Date.now();
+  return profile.sampleEverySeconds && target.awsEndpoint
+    ? setInterval(() => {
+        localMemory(target)
+          .then((m) => {
+            if (!m) return;
+            memory.push({
+              secondsFromStart: (Date.now() - levelStart) / 1000,
+              rssMb: m.rssMb,
+              mainHeapMb: m.mainHeapMb,
+              functionsHeapMb: Object.values(m.functions).reduce((a, f) => a + f.heapUsedMb, 0),
+            });
+          })
+          .catch((error: Error) => log(`memory sample failed: ${error.message}`));
+      }, profile.sampleEverySeconds * 1000)
+    : undefined;
+}
+
+/** What fails a level of a profile that fails on any error: its errors, its dropped iterations. */
+function levelFailures(metrics: ReturnType<typeof levelMetrics>, rate: number): string[] {
+  const failures: string[] = [];
+  if (metrics.errors.total > 0)
+    failures.push(
+      `${metrics.errors.total} errors at ${rate}/s: ${Object.entries(metrics.errors.byKind)
+        .map(([k, n]) => `${k} × ${n}`)
+        .join(', ')}`,
+    );
+  if (metrics.iterations.dropped > 0)
+    failures.push(`${metrics.iterations.dropped} iterations dropped at ${rate}/s`);
+  return failures;
+}
+
+/**
+ * After the load: the invariants, checked on every order the run placed
+ * (those whose answer it did not see recovered first), and what failed the
+ * run there.
+ */
+async function checkRun(run: Run, baseline: Baseline) {
+  const { options, log, data, tokenOf, ledgerFile, reservationsFile } = run;
+  const { target } = options;
+  const failures: string[] = [];
   if (options.beforeInvariants) {
     try {
       await options.beforeInvariants();
@@ -252,22 +349,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   for (const check of invariants.checks)
     if (check.violations.length)
       failures.push(`invariant broken (${check.violations.length}×): ${check.name}`);
-
-  const reportFile = writeReport(dir, {
-    profile,
-    target,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    machine: machine(),
-    cpuProbeMs: { before: probeBefore, after: cpuProbe().ms },
-    seedCounts: { customers: data.customers.length, products: data.products.length },
-    levels,
-    invariants,
-    memory,
-    failures,
-    ...(stoppedEarly ? { stoppedEarly } : {}),
-  });
-  return { ok: failures.length === 0, dir, reportFile, failures, invariants, orders, seed: data, levels };
+  return { invariants, orders, failures };
 }
 
 /**

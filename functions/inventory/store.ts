@@ -12,11 +12,14 @@ import { foldEvents } from '../shared/events';
 import {
   holdingsDecider,
   type Product,
+  type ProductEvent,
   type ProductState,
   productDecider,
   type ReservationDecision,
+  type ReservationEvent,
   type ReservationState,
   reservationDecider,
+  type ShardEvent,
   type ShardEvents,
   type Stock,
   shardFold,
@@ -53,17 +56,41 @@ export function inventoryStores(
   const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
   const reservations = new AggregateStore(events, tableName, 'Reservation', reservationDecider);
   const holdings = new AggregateStore(events, tableName, 'Holdings', holdingsDecider);
+  const { loadShard, loadShards, loadAllShards } = shardReads(shards, stock);
+  const { append, applyReservationDecision, shardAppends } = shardWrites(events, shards, reservations, stock);
 
-  // A product's identity, price and shard count never change once created.
+  return {
+    products,
+    shards,
+    reservations,
+    holdings,
+    stock,
+    loadProduct: productLoader(products),
+    loadShard,
+    loadShards,
+    loadAllShards,
+    append,
+    applyReservationDecision,
+    shardAppends,
+  };
+}
+
+type ShardStore = AggregateStore<Stock, ShardEvent>;
+
+/** Loads a product; a product's identity, price and shard count never change once created. */
+function productLoader(products: AggregateStore<ProductState, ProductEvent>) {
   const known = new Map<string, Product>();
-  async function loadProduct(productId: string): Promise<ProductState> {
+  return async function loadProduct(productId: string): Promise<ProductState> {
     const cached = known.get(productId);
     if (cached) return cached;
     const { state } = await products.load(productId);
     if (state) known.set(productId, state);
     return state;
-  }
+  };
+}
 
+/** Reads of stock shards, each remembered in `stock` in the state it was read in. */
+function shardReads(shards: ShardStore, stock: StockCache) {
   async function loadShard(productId: string, shard: number) {
     const sentAt = Date.now();
     const loaded = await shards.load(shardId(productId, shard));
@@ -96,6 +123,16 @@ export function inventoryStores(
     return entry.loading;
   }
 
+  return { loadShard, loadShards, loadAllShards };
+}
+
+/** Writes of stock shards (with the reservations they serve), each told to `stock`. */
+function shardWrites(
+  events: EventStore,
+  shards: ShardStore,
+  reservations: AggregateStore<ReservationState, ReservationEvent>,
+  stock: StockCache,
+) {
   /**
    * Writes `appends` all or nothing; the shards among them are remembered in
    * the state they now hold, or, if another writer got there first, doubted.
@@ -163,20 +200,7 @@ export function inventoryStores(
     });
   }
 
-  return {
-    products,
-    shards,
-    reservations,
-    holdings,
-    stock,
-    loadProduct,
-    loadShard,
-    loadShards,
-    loadAllShards,
-    append,
-    applyReservationDecision,
-    shardAppends,
-  };
+  return { append, applyReservationDecision, shardAppends };
 }
 
 export type InventoryStores = ReturnType<typeof inventoryStores>;

@@ -29,9 +29,35 @@ export interface AlarmsProps {
  * an SNS topic encrypted with a key of the stage (made in `scope`).
  */
 export function addAlarms(scope: Construct, props: AlarmsProps) {
-  const { config, httpApi, apiStage, stateMachine, watchlist } = props;
-  const stack = Stack.of(scope);
+  const { config } = props;
+  const topic = addAlarmTopic(scope, config);
+  const alarms: cloudwatch.Alarm[] = [];
+  const alarm: AddAlarm = (name, description, options) => {
+    const created = new cloudwatch.Alarm(scope, name, {
+      alarmDescription: `${description} (${config.stage})`,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...options,
+    });
+    created.addAlarmAction(new actions.SnsAction(topic));
+    created.addOkAction(new actions.SnsAction(topic));
+    alarms.push(created);
+  };
+  addApiAlarms(alarm, props);
+  addPipeAlarms(alarm, props);
+  addSagaAlarms(alarm, props);
+  addSweeperAlarms(alarm, props);
+  addThrottleAlarms(alarm, props);
+  addCapacityAlarms(alarm, props, props.apiStage);
+  return { topic, alarms };
+}
 
+/**
+ * The topic the alarms are sent to, encrypted with a key of the stage that
+ * CloudWatch may use, and that only this account's CloudWatch alarms may
+ * publish to.
+ */
+function addAlarmTopic(scope: Construct, config: StageConfig) {
+  const stack = Stack.of(scope);
   // CloudWatch encrypts what it publishes with this key, so its key policy lets CloudWatch use it.
   const topicKey = new kms.Key(scope, 'AlarmTopicKey', {
     description: `Encrypts the alarm topic of the commerce platform (${config.stage})`,
@@ -61,27 +87,14 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
   if (config.alarmEmail) {
     topic.addSubscription(new subscriptions.EmailSubscription(config.alarmEmail));
   }
+  return topic;
+}
 
-  const saga = sagaMetrics(config);
-  const inventory = inventoryMetrics(config);
-  const alarms: cloudwatch.Alarm[] = [];
-  const alarm = (
-    name: string,
-    description: string,
-    options: Omit<cloudwatch.AlarmProps, 'alarmDescription'>,
-  ) => {
-    const created = new cloudwatch.Alarm(scope, name, {
-      alarmDescription: `${description} (${config.stage})`,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      ...options,
-    });
-    created.addAlarmAction(new actions.SnsAction(topic));
-    created.addOkAction(new actions.SnsAction(topic));
-    alarms.push(created);
-    return created;
-  };
+const atLeast = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
+
+/** The HTTP API's faults (5xx) and its p95 latency. */
+function addApiAlarms(alarm: AddAlarm, { config, httpApi }: AlarmsProps) {
   const { alarms: thresholds } = config;
-  const atLeast = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
   alarm('Api5xx', 'The HTTP API answered with 5xx: a fault of ours, never bad input', {
     metric: httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
     threshold: thresholds.api5xxPerFiveMinutes,
@@ -94,10 +107,14 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     evaluationPeriods: 3,
   });
+}
+
+/** The pipes: a stream consumer falling behind, messages waiting in a dead-letter queue. */
+function addPipeAlarms(alarm: AddAlarm, { config, watchlist }: AlarmsProps) {
   for (const { label, fn } of watchlist.streamConsumers) {
     alarm(`${label}IteratorAge`, `${label} falls behind its stream`, {
       metric: fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
-      threshold: thresholds.streamIteratorAgeMs,
+      threshold: config.alarms.streamIteratorAgeMs,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
@@ -117,6 +134,12 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
       },
     );
   }
+}
+
+/** The saga: executions that failed, orders it timed out, steps and compensations that failed. */
+function addSagaAlarms(alarm: AddAlarm, { config, stateMachine }: AlarmsProps) {
+  const { alarms: thresholds } = config;
+  const saga = sagaMetrics(config);
   alarm(
     'SagaExecutionFailures',
     'Saga executions failed, timed out or were aborted (compensation did not finish)',
@@ -162,6 +185,13 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
       evaluationPeriods: 1,
     },
   );
+}
+
+/** The sweepers: orders the saga's sweeper had to cancel, and sweeps (of orders, of reservations) that failed. */
+function addSweeperAlarms(alarm: AddAlarm, { config }: AlarmsProps) {
+  const { alarms: thresholds } = config;
+  const saga = sagaMetrics(config);
+  const inventory = inventoryMetrics(config);
   alarm(
     'SweeperCancellations',
     'The sweeper cancelled orders whose saga did not finish by its deadline (lost or failed executions): find why',
@@ -192,20 +222,22 @@ export function addAlarms(scope: Construct, props: AlarmsProps) {
       evaluationPeriods: 1,
     },
   );
+}
+
+/** A function that was throttled. */
+function addThrottleAlarms(alarm: AddAlarm, { config, watchlist }: AlarmsProps) {
   for (const { label, fn } of watchlist.functions) {
     alarm(
       `${label}Throttles`,
       `${label} was throttled: raise its reserved concurrency or lower the API throttle`,
       {
         metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
-        threshold: thresholds.lambdaThrottlesPerFiveMinutes,
+        threshold: config.alarms.lambdaThrottlesPerFiveMinutes,
         comparisonOperator: atLeast,
         evaluationPeriods: 1,
       },
     );
   }
-  addCapacityAlarms(alarm, props, apiStage);
-  return { topic, alarms };
 }
 
 type AddAlarm = (
@@ -235,7 +267,6 @@ const routeId = (routeKey: string) =>
 function addCapacityAlarms(alarm: AddAlarm, props: AlarmsProps, apiStage: apigw.HttpStage) {
   const { config, httpApi, stateMachine } = props;
   const percent = config.alarms.capacityWarningPercent;
-  const atLeast = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD;
   for (const [routeKey, throttle] of Object.entries(config.apiThrottle.routes)) {
     const [method, resource] = routeKey.split(' ') as [string, string];
     alarm(

@@ -27,7 +27,25 @@ export interface DashboardProps {
  * duration), the pipes (stream iterator age, dead letters, throttles), the alarms.
  */
 export function addDashboard(scope: Construct, props: DashboardProps): cloudwatch.Dashboard {
-  const { config, httpApi, stateMachine, watchlist } = props;
+  // Named for the operator who opens it by name; one stack per stage and region keeps the name unique.
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
+    dashboardName: `commerce-${props.config.stage}`,
+    defaultInterval: Duration.hours(3),
+  });
+  dashboard.addWidgets(...edgeWidgets(props));
+  dashboard.addWidgets(...sagaWidgets(props));
+  dashboard.addWidgets(
+    ...pipeWidgets(props),
+    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 8, height: 6 }),
+  );
+  return dashboard;
+}
+
+const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = [], width = 8) =>
+  new cloudwatch.GraphWidget({ title, left, right, width, height: 6 });
+
+/** The edge: requests and p95 latency per route, 4xx and 5xx. */
+function edgeWidgets({ httpApi, apiStage, watchlist }: DashboardProps) {
   const routeMetric = (routeKey: string, metricName: string, statistic: string) => {
     const [method, resource] = routeKey.split(' ') as [string, string];
     return new cloudwatch.Metric({
@@ -35,7 +53,7 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
       metricName,
       dimensionsMap: {
         ApiId: httpApi.apiId,
-        Stage: props.apiStage.stageName,
+        Stage: apiStage.stageName,
         Method: method,
         Resource: resource,
       },
@@ -44,16 +62,7 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
       label: routeKey,
     });
   };
-  const saga = sagaMetrics(config);
-
-  // Named for the operator who opens it by name; one stack per stage and region keeps the name unique.
-  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
-    dashboardName: `commerce-${config.stage}`,
-    defaultInterval: Duration.hours(3),
-  });
-  const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = [], width = 8) =>
-    new cloudwatch.GraphWidget({ title, left, right, width, height: 6 });
-  dashboard.addWidgets(
+  return [
     graph(
       'Requests per route',
       watchlist.routeKeys.map((r) => routeMetric(r, 'Count', 'Sum')),
@@ -70,8 +79,16 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
       }),
       httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum', label: '5xx' }),
     ]),
-  );
-  dashboard.addWidgets(
+  ];
+}
+
+/**
+ * The saga: its outcomes (and why orders were cancelled), its duration; and,
+ * as a row holds three graphs, the first of the pipes: stream iterator age.
+ */
+function sagaWidgets({ config, stateMachine, watchlist }: DashboardProps) {
+  const saga = sagaMetrics(config);
+  return [
     graph(
       'Saga outcomes',
       [
@@ -104,8 +121,12 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
         fn.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum', label }),
       ),
     ),
-  );
-  dashboard.addWidgets(
+  ];
+}
+
+/** The rest of the pipes: dead letters waiting, throttled functions and state transitions. */
+function pipeWidgets({ stateMachine, watchlist }: DashboardProps) {
+  return [
     graph(
       'Dead letters waiting',
       watchlist.deadLetterQueues.map(({ name, queue }) =>
@@ -129,7 +150,5 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
         }),
       ],
     ),
-    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 8, height: 6 }),
-  );
-  return dashboard;
+  ];
 }

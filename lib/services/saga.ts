@@ -51,21 +51,19 @@ export class OrderSaga extends Construct {
 
   constructor(scope: Construct, id: string, props: OrderSagaProps) {
     super(scope, id);
-    const { config, watchlist, accounts, inventory, orders, payments } = props;
-    // Every step is one transaction across the modules' tables (the saga owns the cross-module writes).
-    const sagaEnvironment = {
-      ...ordersEnvironment.write({ ordersTable: orders.events.tableName }),
-      ...paymentsEnvironment.write({ paymentsTable: payments.events.tableName }),
-      ...accountsEnvironment.write({ accountsTable: accounts.events.tableName }),
-      ...inventory.commandEnvironment,
-    };
-    const grantSagaWrites = (fn: lambda.IFunction) => {
-      // Event stores are append-only: reads and conditional puts, no updates or deletes.
-      grantAppends(orders.events, fn);
-      grantAppends(inventory.events, fn);
-      grantAppends(payments.events, fn);
-      grantAppends(accounts.events, fn);
-    };
+    const { config, watchlist } = props;
+    const steps = this.addSteps(props);
+    this.stateMachine = this.addStateMachine(props, steps);
+    this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy, watchlist);
+    this.startOnOrderPlaced(props.bus);
+    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures', config.removalPolicy, watchlist);
+    this.addSweeper(props);
+    this.letOrdersStartAndTrace(props);
+  }
+
+  /** The one function of all the steps. */
+  private addSteps(props: OrderSagaProps) {
+    const { config, watchlist } = props;
     // One function for all the steps: one pool of warm sandboxes for the whole saga instead of one per service.
     const steps = new ServiceFunction(this, 'Steps', {
       entry: 'saga/handler.ts',
@@ -74,17 +72,21 @@ export class OrderSaga extends Construct {
       config,
       watchlist,
       description: 'Order saga steps: reserve stock, capture payment, confirm, cancel',
-      environment: sagaEnvironment,
+      environment: sagaEnvironment(props),
       timeout: Duration.seconds(10),
     }).fn;
-    grantSagaWrites(steps);
+    grantSagaWrites(props, steps);
+    return steps;
+  }
 
+  /** The state machine of `statemachines/order-saga.asl.json`, whose every step invokes `steps`. */
+  private addStateMachine({ config, orders }: OrderSagaProps, steps: lambda.IFunction) {
     const executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
       retention: config.logRetentionDays as logs.RetentionDays,
       removalPolicy: config.removalPolicy,
     });
     acknowledgeCheckov(executionLogs, 'CKV_AWS_158', LOG_GROUP_KEY_REASON);
-    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromFile(
         join(__dirname, '..', '..', 'statemachines', 'order-saga.asl.json'),
       ),
@@ -100,25 +102,28 @@ export class OrderSaga extends Construct {
       },
     });
     acknowledgeNag(
-      this.stateMachine,
+      stateMachine,
       'IAM5[Resource::*]',
       'log delivery (logs:*LogDelivery, DescribeLogGroups...) and X-Ray actions support no resource-level permissions',
     );
     acknowledgeNag(
-      this.stateMachine,
+      stateMachine,
       `IAM5[Resource::<${logicalIdOf(steps)}.Arn>:*]`,
       'invoking the versions and aliases of this one step function',
     );
-    steps.grantInvoke(this.stateMachine);
+    steps.grantInvoke(stateMachine);
     // ClaimedAlready: an execution not started by the request reads whether the order was claimed.
-    this.stateMachine.addToRolePolicy(
+    stateMachine.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [orders.events.tableArn] }),
     );
+    return stateMachine;
+  }
 
-    this.deadLetters = new DeadLetterQueue(this, 'StartFailures', config.removalPolicy, watchlist);
+  /** The rule that starts an execution for every `OrderPlaced` on the bus (the guarantee). */
+  private startOnOrderPlaced(bus: events.IEventBus) {
     new events.Rule(this, 'StartOnOrderPlaced', {
       description: 'Starts the order saga for every placed order',
-      eventBus: props.bus,
+      eventBus: bus,
       eventPattern: { source: ['commerce.orders'], detailType: ['OrderPlaced'] },
       targets: [
         new targets.SfnStateMachine(this.stateMachine, {
@@ -128,8 +133,11 @@ export class OrderSaga extends Construct {
         }),
       ],
     });
-    this.sweepFailures = new DeadLetterQueue(this, 'SweepFailures', config.removalPolicy, watchlist);
+  }
 
+  /** The sweeper, run every minute, of orders past their saga deadline. */
+  private addSweeper(props: OrderSagaProps) {
+    const { config, watchlist, orders } = props;
     const sweeper = new ServiceFunction(this, 'Sweeper', {
       entry: 'saga/sweeper.ts',
       service: SAGA_SERVICE,
@@ -138,20 +146,23 @@ export class OrderSaga extends Construct {
       watchlist,
       description: 'Cancels and undoes orders whose saga outlived its deadline',
       environment: {
-        ...sagaEnvironment,
+        ...sagaEnvironment(props),
         ...sweeperEnvironment.write({ sweeperGraceSeconds: config.sweeperGrace.toSeconds() }),
       },
       timeout: Duration.minutes(1),
       onFailure: this.sweepFailures.queue,
     }).fn;
-    grantSagaWrites(sweeper);
+    grantSagaWrites(props, sweeper);
     orders.grantPlacedIndexQuery(sweeper);
     new events.Rule(this, 'SweepLostSagas', {
       description: 'Runs the sweeper of orders past their saga deadline',
       schedule: events.Schedule.rate(Duration.minutes(1)),
       targets: [new targets.LambdaFunction(sweeper, scheduledTarget(this.sweepFailures.queue))],
     });
+  }
 
+  /** What the orders API needs of the saga: to start its executions, and to read them for their trace. */
+  private letOrdersStartAndTrace({ config, orders }: OrderSagaProps) {
     // The fast path: the placing request starts the saga itself once its append has committed (the
     // rule above stays the guarantee; ReserveStock's claim keeps one effective execution per order).
     const sagaArn = orderSagaEnvironment.write({ orderSagaArn: this.stateMachine.stateMachineArn });
@@ -178,4 +189,22 @@ export class OrderSaga extends Construct {
       }),
     );
   }
+}
+
+/** Every step is one transaction across the modules' tables (the saga owns the cross-module writes). */
+function sagaEnvironment({ accounts, inventory, orders, payments }: OrderSagaProps) {
+  return {
+    ...ordersEnvironment.write({ ordersTable: orders.events.tableName }),
+    ...paymentsEnvironment.write({ paymentsTable: payments.events.tableName }),
+    ...accountsEnvironment.write({ accountsTable: accounts.events.tableName }),
+    ...inventory.commandEnvironment,
+  };
+}
+
+/** Event stores are append-only: reads and conditional puts, no updates or deletes. */
+function grantSagaWrites({ accounts, inventory, orders, payments }: OrderSagaProps, fn: lambda.IFunction) {
+  grantAppends(orders.events, fn);
+  grantAppends(inventory.events, fn);
+  grantAppends(payments.events, fn);
+  grantAppends(accounts.events, fn);
 }
