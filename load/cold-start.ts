@@ -12,7 +12,7 @@ export const COLD_START_COMMAND = {
   usage: 'npm run cold-start -- [options]',
   description:
     "Prints each function's bundle size and how long a fresh sandbox of it takes to start (the bundle\n" +
-    'loaded, the handler resolved: the median of --runs starts), with the CPU probe of the host before\n' +
+    'loaded, the handler resolved: the median of fresh starts), with the CPU probe of the host before\n' +
     'and after. Synthesizes the app first unless cdk.out is up to date. See docs/benchmarks.md.',
   options: {
     runs: { type: 'string', value: 'N', default: '5', description: 'fresh sandboxes per function' },
@@ -20,6 +20,7 @@ export const COLD_START_COMMAND = {
     assembly: {
       type: 'string',
       value: 'DIR',
+      defaultText: 'cdk.out, synthesized first unless up to date',
       description: 'time the functions of this cloud assembly as it is (no synthesis), e.g. an earlier build',
     },
     traced: {
