@@ -100,6 +100,15 @@ export interface StageConfig {
   readonly terminationProtection: boolean;
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN';
   /**
+   * Each function's bundle ships its source map (an `index.mjs.map` beside
+   * it, not inlined: the bundle itself stays as small), so that a stack trace
+   * from the stage can be mapped to the sources. Not applied at run time
+   * (`--enable-source-maps` makes every thrown error, a lost
+   * optimistic-concurrency race or a 409, expensive on the hot path): a
+   * debug build (`-c debugBundles=true`) does that.
+   */
+  readonly sourceMaps: boolean;
+  /**
    * Throttling of the HTTP API stage, as the replaced systems' gateway rate
    * limiting did: `default` for every route, `routes` per route key.
    */
@@ -176,6 +185,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageShape>> = {
     tableDeletionProtection: false,
     terminationProtection: false,
     logLevel: 'INFO',
+    sourceMaps: true,
     // Generous on purpose: the load profiles (up to 500 iterations/s, a few requests each) run against dev,
     // locally and deployed, and measure the platform, not the throttle.
     apiThrottle: { default: { rateLimit: 5000, burstLimit: 5000 }, routes: {} },
@@ -211,6 +221,8 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageShape>> = {
     tableDeletionProtection: false,
     terminationProtection: false,
     logLevel: 'INFO',
+    // Staging ships what prod ships.
+    sourceMaps: false,
     apiThrottle: {
       default: { rateLimit: 200, burstLimit: 400 },
       routes: {
@@ -245,6 +257,7 @@ export const STAGE_CONFIGS: Readonly<Record<StageName, StageShape>> = {
     tableDeletionProtection: true,
     terminationProtection: true,
     logLevel: 'WARN',
+    sourceMaps: false,
     apiThrottle: {
       default: { rateLimit: 500, burstLimit: 1000 },
       routes: {

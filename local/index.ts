@@ -61,6 +61,8 @@ export {
 export { type RulerResult, rulerVerdicts } from './eventbridge/ruler';
 // `npm run logs`'s command line: its options and their help (follow-logs.ts parses it).
 export { LOGS_COMMAND } from './follow-logs';
+// Each function's fresh sandbox timed (bundle loaded, handler resolved): `npm run cold-start`.
+export { type ColdStart, type ColdStartOptions, timeColdStarts } from './lambda/cold-start';
 // DynamoDB refusals and lost answers as POST /_local/faults/dynamodb accepts them, and the refusal AWS would send.
 export {
   awsRefusal,

@@ -15,6 +15,11 @@ import { type Watchlist, watchLabel } from '../observability/watchlist';
 import type { FunctionKind, StageConfig } from '../stage-config';
 
 const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
+/** What the bundles take for the SDK's default credential chain: the environment's credentials alone. */
+const LAMBDA_CREDENTIALS = join(FUNCTIONS_DIR, 'shared', 'lambda-credentials.ts');
+/** `require` for the CommonJS code in an ES module bundle (esbuild's own shim throws for Node's modules). */
+const BUNDLE_BANNER =
+  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
 export interface ServiceFunctionProps {
   /** Path under `functions/`, e.g. `accounts/handlers/api.ts`. */
@@ -95,20 +100,28 @@ export class ServiceFunction extends Construct {
         // A debug build (`-c debugBundles=true`; `npm start -- --debug` makes one) is readable and
         // mapped to the sources, so that breakpoints bind and stack traces name our files.
         minify: !debugBundles,
-        // Otherwise names kept instead of source maps: --enable-source-maps makes every thrown error
-        // (a lost optimistic-concurrency race, a 409) expensive on the hot path.
+        // Otherwise names kept instead of source maps at run time: --enable-source-maps makes every
+        // thrown error (a lost optimistic-concurrency race, a 409) expensive on the hot path.
         keepNames: true,
-        sourceMap: debugBundles,
+        // A stage that keeps source maps (dev) ships each bundle's map beside it, for mapping a stack
+        // trace to the sources; prod does not (StageConfig.sourceMaps).
+        sourceMap: debugBundles || props.config.sourceMaps,
         // The map points at the files themselves (relative to the bundle), for a debugger to open.
         sourcesContent: false,
         logLevel: LogLevel.ERROR,
         target: 'node22',
-        format: OutputFormat.CJS,
-        // The packages' ES module builds first: esbuild drops what a function does not import from
-        // them (the AWS SDK's above all), which their CommonJS builds do not let it do.
+        // ES modules (index.mjs): esbuild drops what a function does not import from the packages'
+        // ES module builds (the AWS SDK's above all), which their CommonJS builds do not let it do.
+        format: OutputFormat.ESM,
         mainFields: ['module', 'main'],
+        // The CommonJS packages bundled (the X-Ray SDK, for the tracer) require Node's own modules.
+        banner: BUNDLE_BANNER,
         // The SDK is bundled, pinned to the version the tests ran with.
         externalModules: [],
+        esbuildArgs: {
+          // The clients' default credential chain, cut to its first link (see the module).
+          '--alias': [`@aws-sdk/credential-provider-node=${LAMBDA_CREDENTIALS}`],
+        },
       },
     });
 

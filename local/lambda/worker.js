@@ -8,6 +8,8 @@
 // starts without a TypeScript loader.
 const { parentPort, workerData } = require('node:worker_threads');
 const { join } = require('node:path');
+const { existsSync } = require('node:fs');
+const { pathToFileURL } = require('node:url');
 
 const { codeDir, handler: handlerSetting, logFile, compileCacheDir } = workerData;
 
@@ -94,11 +96,25 @@ function giveBack() {
   nextUp = undefined;
 }
 
-const dot = handlerSetting.lastIndexOf('.');
-const handlerModule = require(join(codeDir, handlerSetting.slice(0, dot)));
-const handler = handlerModule[handlerSetting.slice(dot + 1)];
-if (typeof handler !== 'function') {
-  throw new Error(`${handlerSetting} is not a function in ${codeDir}`);
+/** The handler, once its module is loaded (see the end of this file). */
+let handler;
+
+/**
+ * The handler's module and function, as Lambda's Node.js runtime finds them: `index.handler` is the
+ * export `handler` of index.js, index.mjs or index.cjs, the first that exists; an ES module is
+ * imported, CommonJS required (import() of a .js file takes the nearest package.json's type, as Lambda's does).
+ */
+async function loadHandler() {
+  const dot = handlerSetting.lastIndexOf('.');
+  const base = join(codeDir, handlerSetting.slice(0, dot));
+  const file = ['.js', '.mjs', '.cjs'].map((ext) => base + ext).find((f) => existsSync(f));
+  if (file === undefined) throw new Error(`${handlerSetting}: no ${base}.js, .mjs or .cjs`);
+  const handlerModule = file.endsWith('.mjs') ? await import(pathToFileURL(file).href) : require(file);
+  const found = handlerModule[handlerSetting.slice(dot + 1)];
+  if (typeof found !== 'function') {
+    throw new Error(`${handlerSetting} is not a function in ${codeDir}`);
+  }
+  return found;
 }
 
 function errorPayload(error) {
@@ -184,4 +200,16 @@ function threadCpuMs() {
   return (user + system) / 1000;
 }
 
-parentPort.postMessage({ ready: true, cpuMs: threadCpuMs() });
+// Ready once the handler is loaded; a module that throws fails the sandbox's start with its error,
+// as a require that threw did (the worker's 'error' event).
+loadHandler().then(
+  (found) => {
+    handler = found;
+    parentPort.postMessage({ ready: true, cpuMs: threadCpuMs() });
+  },
+  (error) => {
+    process.nextTick(() => {
+      throw error;
+    });
+  },
+);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type CommandSpec, helpText, LOGS_COMMAND, START_COMMAND } from '@commerce/local-cloud';
 import { CHAOS_COMMAND } from '../../load/chaos';
 import { LOAD_COMMAND, LOAD_COMMANDS, SEED_COMMAND } from '../../load/cli';
+import { COLD_START_COMMAND } from '../../load/cold-start';
 import { FLASH_SALE_COMMAND } from '../../load/flash-sale';
 import { REDRIVE_COMMAND } from '../../load/redrive';
 import { FUZZ_COMMAND } from '../../scripts/fuzz';
@@ -24,6 +25,7 @@ const COMMANDS: [string, string[], CommandSpec][] = [
   ['npm run flash-sale', ['run', 'flash-sale'], FLASH_SALE_COMMAND],
   ['npm run chaos', ['run', 'chaos'], CHAOS_COMMAND],
   ['npm run redrive', ['run', 'redrive'], REDRIVE_COMMAND],
+  ['npm run cold-start', ['run', 'cold-start'], COLD_START_COMMAND],
   ['npm run fuzz', ['run', 'fuzz'], FUZZ_COMMAND],
   ['npm run logs', ['run', 'logs'], LOGS_COMMAND],
 ];
