@@ -16,13 +16,14 @@ import { foldEvents } from '../shared/events';
 import type { StepInput, StepOutput } from './contract';
 import { KnownCustomers } from './known-customers';
 import {
-  assertBeforeDeadline,
+  checkDeadline,
   confirmationRefused,
   decideCapture,
   decideCreditRefund,
   decidePaymentUndo,
+  outOfStock,
 } from './rules';
-import { SagaError } from './steps';
+import { failureOf } from './steps';
 
 /** What the saga's steps read and write: each module's event store, and the inventory's stock of orders. */
 export interface SagaStores {
@@ -141,7 +142,8 @@ export function sagaUseCases(
       known.forget(customerId);
       const customer = await customers.load(customerId);
       const refund = decideCreditRefund(undo.refund, customer.state);
-      appends.push(customers.pending(customerId, customer.version, refund, customer.state, meta));
+      if (refund.kind === 'broken') throw failureOf(refund);
+      appends.push(customers.pending(customerId, customer.version, refund.events, customer.state, meta));
     }
     return { recorded: undo.recorded, appends };
   }
@@ -191,7 +193,8 @@ export function sagaUseCases(
           const customer = await customerFor(input.customerId, now);
           return { proceed: true as const, order: { state, version }, shards: [], customer };
         }
-        assertBeforeDeadline(input, now);
+        const deadline = checkDeadline(input, now);
+        if (deadline.kind === 'refuse') throw failureOf(deadline);
         // The customer is read here, with the shards, for CapturePayment to start from: one round trip
         // fewer in the saga than reading it there. Not at all if this sandbox knows it (see KnownCustomers).
         const [planned, customer] = await Promise.all([
@@ -200,7 +203,7 @@ export function sagaUseCases(
         ]);
         if ('outOfStock' in planned) {
           await orders.append(input.orderId, version, claim.events, state, meta);
-          throw new SagaError('OutOfStock', `not enough stock of ${planned.outOfStock.join(', ')}`);
+          throw failureOf(outOfStock(planned.outOfStock));
         }
         const reserved = orderDecider.decide(
           { type: 'ReserveStock', executionArn, parts: planned.parts },
@@ -252,15 +255,16 @@ export function sagaUseCases(
         ]);
         let customer = startedFrom;
         let decided = decideCapture(paymentId, existing.state, customer.state, input, now);
-        if (handedOn && !decided.done && decided.declined) {
+        if (handedOn && decided.kind === 'decline') {
           customer = await readCustomer(input.customerId, now);
           decided = decideCapture(paymentId, existing.state, customer.state, input, now);
         }
         const unread = customer === handedOn;
-        if (decided.done) return { paymentId };
+        if (decided.kind === 'done') return { paymentId };
+        if (decided.kind === 'refuse' || decided.kind === 'broken') throw failureOf(decided);
         const meta = { now, correlationId: input.correlationId };
         const paymentAppend = payments.pending(paymentId, 0, decided.payment, null, meta);
-        const credit = decided.credit && customer.state ? decided.credit : undefined;
+        const credit = decided.kind === 'capture' && customer.state ? decided.credit : undefined;
         const creditAppend = credit
           ? [customers.pending(input.customerId, customer.version, credit, customer.state, meta)]
           : [];
@@ -281,7 +285,7 @@ export function sagaUseCases(
           };
           known.remember(input.customerId, after, now.getTime());
         }
-        if (decided.declined) throw decided.declined;
+        if (decided.kind === 'decline') throw failureOf(decided.refusal);
         return { paymentId };
       });
     },
@@ -299,7 +303,7 @@ export function sagaUseCases(
           { type: 'Confirm', paymentId: paymentIdFor(input.orderId), now },
           state,
         );
-        if (isRejection(decided)) throw confirmationRefused(state, decided.rejection);
+        if (isRejection(decided)) throw failureOf(confirmationRefused(state, decided.rejection));
         if (decided.events.length === 0 || state.status !== 'PENDING' || !state.heldStock) {
           return { status: 'CONFIRMED' as const };
         }
