@@ -12,21 +12,17 @@ import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CloudProcess, type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
 import { LOAD_DIR } from './artillery';
+import { type Cell, type CellFaults, chaosMatrix, EDGES, selectCells } from './chaos-matrix';
 import {
   answersTheFaultChanged,
-  type Cell,
-  type CellFaults,
   type CellObservation,
   type CellResult,
-  chaosMatrix,
   type DeadLetter,
-  EDGES,
   type ExplainedDeadLetter,
   explainDeadLetter,
   judgeCell,
   matrixTable,
-  selectCells,
-} from './chaos-matrix';
+} from './chaos-verdicts';
 import { DEFAULT_INVARIANT_OPTIONS } from './invariants';
 import { PROFILES, type Profile } from './profiles';
 import { redrive } from './redrive';

@@ -1,4 +1,9 @@
 /**
+ * Longer than 400 lines because its requests, product setup and cases read
+ * the options parsed when the module loads (the API, the target, the
+ * concurrency and limits); moving them to other files means handing those
+ * along, not yet done.
+ *
  * The flash-sale profile: a benchmark and a check, not a test. A dedicated
  * client (Artillery cannot push this fast on this machine) sends one-unit
  * reservation requests with bounded concurrency against

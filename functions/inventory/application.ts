@@ -1,32 +1,24 @@
-import { createHash } from 'node:crypto';
 import { type Caller, mayAccess } from '../shared/caller';
 import { isRejection } from '../shared/decider';
 import { AlreadyCreated, ConcurrencyError } from '../shared/errors';
-import {
-  type AppendMeta,
-  type Loaded,
-  type PendingAppend,
-  retryOnConflict,
-  TRANSACTION_ITEM_LIMIT,
-} from '../shared/event-store';
+import { type AppendMeta, type Loaded, type PendingAppend, retryOnConflict } from '../shared/event-store';
 import { newId } from '../shared/ids';
 import {
   decideProduct,
   decideReservation,
   holdingsDecider,
-  type KnownShard,
   NO_STOCK,
   type Product,
   type Reservation,
   type ReservationPart,
   reservationDecider,
-  type ShardEvents,
   type Stock,
   shardCountFor,
   sumStock,
 } from './domain';
+import { orderStockPlanning } from './order-stock';
 import { isShortfall, stockPlanning } from './stock-planning';
-import { allShards, holdingsId, type InventoryStores, type ShardAppend } from './store';
+import { allShards, holdingsId, type InventoryStores } from './store';
 
 /** Why an inventory use case refused; the HTTP handler answers each in the contract's error shape. */
 export type InventoryRejection =
@@ -71,6 +63,7 @@ const insufficientStock = (productId: string, requested: number, available: numb
  * flash-sale machinery) is `StockPlanning`'s to say.
  */
 export function inventoryCommands(stores: InventoryStores, settings: InventorySettings) {
+  // Longer than 80 lines because it is a factory: its body is the module's use cases, each a function of its own.
   const {
     products,
     reservations,
@@ -142,6 +135,7 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     /** Who places it: it records them as its holder, and a shop caller's counts against its limit. */
     caller?: Caller,
   ): Promise<Outcome<Reservation>> {
+    // Longer than 80 lines because its hold, placement and shortfall closures share each attempt's hold.
     const product = await loadProduct(productId);
     if (!product) return noSuchProduct(productId);
     const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);
@@ -232,86 +226,6 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     }
   }
 
-  /**
-   * Plans the stock of every item of an order, all or nothing: from one
-   * shard that has an item's whole quantity (the one this sandbox confirmed
-   * last, unread, else a random one), else spread over shards.
-   * Nothing is written: the saga appends these shard events in one
-   * transaction with the order's own event, which records what it holds.
-   */
-  async function planOrderStock(
-    orderId: string,
-    items: readonly { productId: string; quantity: number }[],
-    meta: AppendMeta,
-    /** Whether a shard this sandbox confirmed lately may be taken unread (a step's first attempt). */
-    guess: boolean,
-  ): Promise<{ parts: ReservationPart[][]; appends: ShardAppend[] } | { outOfStock: string[] }> {
-    // The items' reads are sent together: in a row, each would add its round trip to the saga's step.
-    const plans = await Promise.all(
-      items.map(async (item) => {
-        const product = await loadProduct(item.productId);
-        const knownShort = product && planning.knownShortfall(product, item.quantity) !== undefined;
-        return product && !knownShort ? planning.quickly(product, item.quantity, guess) : undefined;
-      }),
-    );
-    const parts: ReservationPart[][] = [];
-    const appends: ShardAppend[] = [];
-    const outOfStock: string[] = [];
-    for (const [n, item] of items.entries()) {
-      const planned = plans[n];
-      if (!planned || isShortfall(planned)) {
-        outOfStock.push(item.productId);
-        continue;
-      }
-      parts.push(planned.parts);
-      const reservationId = sagaReservationId(orderId, item.productId);
-      const held = shardAppends(
-        item.productId,
-        shardEvents('StockReserved', reservationId, planned.parts),
-        planned.loaded,
-        meta,
-      );
-      appends.push(...held.map((a) => ({ ...a, settling: true as const })));
-    }
-    if (outOfStock.length > 0) return { outOfStock };
-    // Confirming or cancelling writes these shards again in one transaction with the order's event (and,
-    // cancelling, the payment and the customer's credit); an order whose stock is spread over more shards
-    // than that transaction holds cannot be taken whole, so its spread items count as out of stock.
-    if (appends.length + ORDER_TRANSACTION_EXTRA_ITEMS > TRANSACTION_ITEM_LIMIT) {
-      return { outOfStock: items.filter((_, n) => parts[n]!.length > 1).map((item) => item.productId) };
-    }
-    return { parts, appends };
-  }
-
-  /**
-   * The shard appends that turn an order's held stock (`parts`, item by item)
-   * into sold stock (`StockSold`) or give it back (`StockReleased`), to be
-   * written in one transaction with the order's confirmation or cancellation.
-   */
-  async function heldStockAppends(
-    type: 'StockSold' | 'StockReleased',
-    order: { orderId: string; items: readonly { productId: string }[] },
-    parts: readonly (readonly ReservationPart[])[],
-    meta: AppendMeta,
-    /** Shards as the caller last saw them (e.g. the reserving step wrote them): not read again. */
-    known: readonly KnownShard[] = [],
-  ): Promise<ShardAppend[]> {
-    const appends: ShardAppend[] = [];
-    for (const [i, { productId }] of order.items.entries()) {
-      const held = parts[i] ?? [];
-      const seen = new Map(
-        known
-          .filter((k) => k.productId === productId)
-          .map((k) => [k.shard, { state: k.state, version: k.version }]),
-      );
-      const unseen = held.map((p) => p.shard).filter((shard) => !seen.has(shard));
-      const loaded = new Map([...seen, ...(unseen.length > 0 ? await loadShards(productId, unseen) : [])]);
-      const events = shardEvents(type, sagaReservationId(order.orderId, productId), held);
-      appends.push(...shardAppends(productId, events, loaded, meta));
-    }
-    return appends;
-  }
-
   /** Releases (or, with reason EXPIRED, expires) a held reservation; a repeat changes nothing. */
   async function releaseReservation(
     productId: string | undefined,
@@ -371,27 +285,11 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     restockProduct,
     reserveStock,
     releaseReservation,
-    planOrderStock,
-    heldStockAppends,
+    ...orderStockPlanning(stores, planning),
     /** Writes appends all or nothing, keeping this sandbox's knowledge of the shards up to date. */
     append,
   };
 }
-
-/**
- * The inventory as the order saga uses it: an order's stock planned (nothing
- * written), the writes that sell it or give it back, and the transaction that
- * writes them with the saga's other appends, keeping this sandbox's knowledge
- * of the shards up to date.
- */
-export type OrderStock = Pick<
-  ReturnType<typeof inventoryCommands>,
-  'planOrderStock' | 'heldStockAppends' | 'append'
->;
-
-/** What `append`ed shard appends leave their shards as. */
-export const shardsAfter = (appends: readonly ShardAppend[]): KnownShard[] =>
-  appends.map((a) => ({ productId: a.productId, shard: a.shard, ...a.after }));
 
 export interface InventorySettings {
   readonly reservationTtlSeconds: number;
@@ -400,21 +298,3 @@ export interface InventorySettings {
   /** The most units of one product a shop caller may hold in live reservations; undefined: no limit. */
   readonly holdLimitPerCaller?: number;
 }
-
-/** The most an order's own transactions write besides its shards: cancelling, its event, the payment and the credit. */
-const ORDER_TRANSACTION_EXTRA_ITEMS = 3;
-
-/** One event of `type` per part, on the part's shard. */
-const shardEvents = (
-  type: 'StockReserved' | 'StockSold' | 'StockReleased',
-  reservationId: string,
-  parts: readonly ReservationPart[],
-): ShardEvents[] =>
-  parts.map((p) => ({
-    shard: p.shard,
-    events: [{ type, schemaVersion: 1, data: { reservationId, quantity: p.quantity } }],
-  }));
-
-/** The id the shards' events carry for one product of one order: the same on every retry. */
-export const sagaReservationId = (orderId: string, productId: string) =>
-  `res_${createHash('sha256').update(`${orderId}/${productId}`).digest('hex').slice(0, 32)}`;

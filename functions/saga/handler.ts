@@ -48,8 +48,8 @@ const saga = sagaUseCases(
 /**
  * The order saga's steps, one function for all of them: each step is one
  * transaction across the modules' tables (the saga owns the cross-module
- * writes; application.ts), and one function keeps one pool of warm sandboxes
- * for the whole saga instead of three.
+ * writes; application.ts and its use cases, one file per step), and one
+ * function keeps one pool of warm sandboxes for the whole saga instead of three.
  */
 export const handler = sagaSteps({
   reserve: saga.reserve,

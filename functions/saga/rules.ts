@@ -2,32 +2,62 @@ import { type CreditMovement, type CustomerEvent, type CustomerState, customerDe
 import type { Order, OrderRejection } from '../orders';
 import { type PaymentEvent, type PaymentState, paymentDecider } from '../payments';
 import { isRejection } from '../shared/decider';
-import { SagaError } from './steps';
+import type { BusinessErrorName } from './contract';
 
 /**
  * The saga's cross-aggregate rules, pure: what a step decides from the
  * aggregates it read (the order, the payment, the customer), and which
- * business error ends it. The steps (application.ts) read, call these, and
- * write what they decide in one transaction.
+ * business outcome ends it. They return decisions and never throw; the steps
+ * (the use cases application.ts composes) read, call these, write what they
+ * decide in one transaction, and raise a refusal as the error the state
+ * machine catches by name (steps.ts, `failureOf`).
  */
 
-/** Forward steps refuse to start past the saga's deadline, so the saga turns to compensation. */
-export function assertBeforeDeadline(input: { orderId: string; deadline: string }, now: Date) {
-  if (now.getTime() > Date.parse(input.deadline)) throw deadlineExceeded(input.orderId, input.deadline);
+/** A business outcome that ends the step: the state machine catches `error` by name and cancels the order. */
+export interface Refusal {
+  readonly kind: 'refuse';
+  readonly error: BusinessErrorName;
+  readonly message: string;
 }
 
-const deadlineExceeded = (orderId: string, deadline: string) =>
-  new SagaError('DeadlineExceeded', `order ${orderId} passed its deadline ${deadline}`);
+/** The aggregates broke an invariant the saga relies on: a bug, never a business outcome (the step fails). */
+export interface Broken {
+  readonly kind: 'broken';
+  readonly message: string;
+}
 
-/** Why an order refused to be confirmed, as the step's business error. */
-export function confirmationRefused(order: Order, rejection: OrderRejection): SagaError {
+/** A decision that ends the step without writing anything. */
+export type Failure = Refusal | Broken;
+
+const refuse = (error: BusinessErrorName, message: string): Refusal => ({ kind: 'refuse', error, message });
+
+const deadlineExceeded = (orderId: string, deadline: string) =>
+  refuse('DeadlineExceeded', `order ${orderId} passed its deadline ${deadline}`);
+
+/** Forward steps refuse to start past the saga's deadline, so the saga turns to compensation. */
+export function checkDeadline(
+  input: { orderId: string; deadline: string },
+  now: Date,
+): { readonly kind: 'proceed' } | Refusal {
+  return now.getTime() > Date.parse(input.deadline)
+    ? deadlineExceeded(input.orderId, input.deadline)
+    : { kind: 'proceed' };
+}
+
+/** An order short of stock: ReserveStock claims it, then refuses. */
+export function outOfStock(items: readonly string[]): Refusal {
+  return refuse('OutOfStock', `not enough stock of ${items.join(', ')}`);
+}
+
+/** Why an order refused to be confirmed, as the step's business outcome. */
+export function confirmationRefused(order: Order, rejection: OrderRejection): Refusal {
   switch (rejection.code) {
     case 'DEADLINE_PASSED':
       return deadlineExceeded(order.orderId, rejection.deadline);
     case 'NO_STOCK_HELD':
-      return new SagaError('ConfirmationFailed', `order ${order.orderId} holds no stock`);
+      return refuse('ConfirmationFailed', `order ${order.orderId} holds no stock`);
     default:
-      return new SagaError('ConfirmationFailed', `order ${order.orderId} is ${order.status}`);
+      return refuse('ConfirmationFailed', `order ${order.orderId} is ${order.status}`);
   }
 }
 
@@ -41,22 +71,28 @@ export interface PaymentToCapture {
 /**
  * Capturing an order's payment against its customer's credit:
  * - a payment captured already is done (a repeat of the step);
- * - a payment settled otherwise, or voided by compensation, declines;
- * - past the deadline, nothing is written;
- * - an unknown customer declines, with nothing written;
+ * - a payment settled otherwise, or voided by compensation, refuses
+ *   (`PaymentDeclined`), with nothing written;
+ * - past the deadline, or for an unknown customer, it refuses with nothing
+ *   written;
  * - else the payment is settled: captured, with the customer's credit
  *   captured in the same transaction, when it fits the available credit;
- *   declined (the payment alone written, then the step fails) when not.
+ *   declined (the payment alone written, then the step refuses) when not.
  */
 export type CaptureDecision =
-  | { readonly done: true }
+  | { readonly kind: 'done' }
   | {
-      readonly done: false;
+      readonly kind: 'capture';
       readonly payment: readonly PaymentEvent[];
-      readonly credit?: readonly CustomerEvent[];
-      /** Set when the payment is declined: raised once `payment` is written. */
-      readonly declined?: SagaError;
-    };
+      readonly credit: readonly CustomerEvent[];
+    }
+  | {
+      readonly kind: 'decline';
+      readonly payment: readonly PaymentEvent[];
+      /** Raised once `payment` is written. */
+      readonly refusal: Refusal;
+    }
+  | Failure;
 
 export function decideCapture(
   paymentId: string,
@@ -76,27 +112,32 @@ export function decideCapture(
   if (paymentState) {
     const repeat = settle(true);
     if (isRejection(repeat)) {
-      throw new SagaError('PaymentDeclined', `payment ${paymentId} is ${repeat.rejection.status}`);
+      return refuse('PaymentDeclined', `payment ${paymentId} is ${repeat.rejection.status}`);
     }
-    return { done: true };
+    return { kind: 'done' };
   }
-  assertBeforeDeadline(order, now);
+  const deadline = checkDeadline(order, now);
+  if (deadline.kind === 'refuse') return deadline;
   const movement: CreditMovement = { paymentId, orderId: order.orderId, amountCents: order.totalCents };
   const credit = customerDecider.decide({ type: 'CaptureCredit', payment: movement }, customer);
   if (isRejection(credit) && credit.rejection.code === 'NO_SUCH_CUSTOMER') {
-    throw new SagaError('PaymentDeclined', `customer ${order.customerId} does not exist`);
+    return refuse('PaymentDeclined', `customer ${order.customerId} does not exist`);
   }
   const settled = settle(!isRejection(credit));
-  if (isRejection(settled))
-    throw new Error(`payment ${paymentId} refused to settle: ${settled.rejection.code}`);
-  if (isRejection(credit)) {
-    const declined = new SagaError(
-      'PaymentDeclined',
-      `${order.totalCents} exceeds the available credit of ${order.customerId}`,
-    );
-    return { done: false, payment: settled.events, declined };
+  if (isRejection(settled)) {
+    return { kind: 'broken', message: `payment ${paymentId} refused to settle: ${settled.rejection.code}` };
   }
-  return { done: false, payment: settled.events, credit: credit.events };
+  if (isRejection(credit)) {
+    return {
+      kind: 'decline',
+      payment: settled.events,
+      refusal: refuse(
+        'PaymentDeclined',
+        `${order.totalCents} exceeds the available credit of ${order.customerId}`,
+      ),
+    };
+  }
+  return { kind: 'capture', payment: settled.events, credit: credit.events };
 }
 
 /**
@@ -127,13 +168,17 @@ export function decidePaymentUndo(
   };
 }
 
-/** The credit given back for a refunded payment. */
+/** The credit given back for a refunded payment; a customer that cannot take it back breaks the saga. */
 export function decideCreditRefund(
   refund: CreditMovement,
   customer: CustomerState,
-): readonly CustomerEvent[] {
+): { readonly kind: 'refund'; readonly events: readonly CustomerEvent[] } | Broken {
   const decision = customerDecider.decide({ type: 'RefundCredit', payment: refund }, customer);
-  if (isRejection(decision))
-    throw new Error(`credit of payment ${refund.paymentId} cannot be refunded: ${decision.rejection.code}`);
-  return decision.events;
+  if (isRejection(decision)) {
+    return {
+      kind: 'broken',
+      message: `credit of payment ${refund.paymentId} cannot be refunded: ${decision.rejection.code}`,
+    };
+  }
+  return { kind: 'refund', events: decision.events };
 }

@@ -11,6 +11,7 @@ import {
   TRANSIENT_ERROR,
   UNEXPECTED_ERROR,
 } from './contract';
+import type { Failure } from './rules';
 import { SAGA_METRICS } from './seams';
 
 /** The steps that undo a saga's work; their failures are counted apart, as an operator must act on them. */
@@ -33,6 +34,17 @@ export class SagaError extends StepError {
   constructor(name: BusinessErrorName, message: string) {
     super(name, message);
   }
+}
+
+/**
+ * A rule's failing decision (rules.ts) as the error the step throws: a
+ * refusal by its business error's name, for the state machine to `Catch`; a
+ * broken invariant as a plain error, which leaves the step as unexpected.
+ */
+export function failureOf(failure: Failure): Error {
+  return failure.kind === 'refuse'
+    ? new SagaError(failure.error, failure.message)
+    : new Error(failure.message);
 }
 
 /**

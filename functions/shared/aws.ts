@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { DynamoDbEventStore } from './event-store';
+import { DynamoDbEventStore } from './dynamodb-event-store';
 import { traced } from './powertools';
 import { DeadlineRetries } from './retries';
 import type { Environment, Values, Variable } from './seams';

@@ -1,3 +1,6 @@
+// Longer than 400 lines because it is the console page's one script: its views (the list, the graph,
+// the history, the logs) share the page's state (the selection, the open blocks) and its DOM helpers;
+// splitting it by view means passing that state around, not yet done.
 // The saga console's page script (bundled by esbuild when the page is first asked for).
 // It polls while the page is visible: the list every 2 s, the chosen execution every second while it runs.
 import type { LogLine } from '../logs';

@@ -1,4 +1,8 @@
 /**
+ * Longer than 400 lines because its recursive-descent Parser is one class
+ * (about 330 lines, a method per grammar rule) sharing the token position and
+ * the checks it defers to report them in DynamoDB's order.
+ *
  * Parses DynamoDB's expression languages (Developer Guide, "Using expressions
  * in DynamoDB": condition and filter expressions, update expressions,
  * projection expressions, key condition expressions) into syntax trees.
@@ -7,90 +11,39 @@
  * stay unresolved, so trees are cached by text and bound to each request's
  * ExpressionAttributeNames/Values later (see expressions.ts). Errors found
  * from the text alone are thrown here, with DynamoDB's wording and in its
- * order: syntax first, then the checks DynamoDB makes after parsing.
+ * order: syntax first, then the checks DynamoDB makes after parsing. The
+ * trees and the tokenizer are expression-syntax.ts.
  */
 import { validation } from './errors';
 import { isReservedWord } from './expression-reserved';
+import {
+  type Comparator,
+  type ConditionNode,
+  type ExpressionKind,
+  type FunctionNode,
+  type OperandNode,
+  type Parsed,
+  type PathNode,
+  type Token,
+  tokenize,
+  type UpdateNode,
+  type ValueNode,
+} from './expression-syntax';
 
-export type ExpressionKind =
-  | 'ConditionExpression'
-  | 'FilterExpression'
-  | 'KeyConditionExpression'
-  | 'UpdateExpression'
-  | 'ProjectionExpression';
-
-/** A document path: names (a `#placeholder` starts with '#', which no literal name can) and list indexes. */
-export interface PathNode {
-  readonly kind: 'path';
-  readonly parts: readonly (string | number)[];
-}
-
-export interface ValueNode {
-  readonly kind: 'value';
-  readonly name: string;
-}
-
-export interface FunctionNode {
-  readonly kind: 'function';
-  readonly name: string;
-  readonly args: readonly OperandNode[];
-}
-
-/** `a + b` / `a - b`, only on the right of an update's SET. */
-export interface ArithmeticNode {
-  readonly kind: 'arithmetic';
-  readonly op: '+' | '-';
-  readonly left: OperandNode;
-  readonly right: OperandNode;
-}
-
-export type OperandNode = PathNode | ValueNode | FunctionNode | ArithmeticNode;
-
-export type Comparator = '=' | '<>' | '<' | '<=' | '>' | '>=';
-
-export type ConditionNode =
-  | {
-      readonly kind: 'compare';
-      readonly op: Comparator;
-      readonly left: OperandNode;
-      readonly right: OperandNode;
-    }
-  | {
-      readonly kind: 'between';
-      readonly subject: OperandNode;
-      readonly low: OperandNode;
-      readonly high: OperandNode;
-    }
-  | { readonly kind: 'in'; readonly subject: OperandNode; readonly list: readonly OperandNode[] }
-  | { readonly kind: 'call'; readonly call: FunctionNode }
-  | { readonly kind: 'and' | 'or'; readonly left: ConditionNode; readonly right: ConditionNode }
-  | { readonly kind: 'not'; readonly operand: ConditionNode };
-
-export interface UpdateNode {
-  /** Every action's path, in the order written (for the overlap check's wording). */
-  readonly paths: readonly PathNode[];
-  readonly set: readonly { readonly path: PathNode; readonly value: OperandNode }[];
-  readonly remove: readonly PathNode[];
-  readonly add: readonly { readonly path: PathNode; readonly value: ValueNode }[];
-  readonly delete: readonly { readonly path: PathNode; readonly value: ValueNode }[];
-}
-
-/** What every parsed expression carries: the placeholders it uses, for the defined/unused checks. */
-export interface Parsed<T> {
-  readonly kind: ExpressionKind;
-  readonly tree: T;
-  readonly names: readonly string[];
-  readonly values: readonly string[];
-}
+export type {
+  ArithmeticNode,
+  Comparator,
+  ConditionNode,
+  ExpressionKind,
+  FunctionNode,
+  OperandNode,
+  Parsed,
+  PathNode,
+  UpdateNode,
+  ValueNode,
+} from './expression-syntax';
 
 type UpdateBuilder = { -readonly [K in keyof UpdateNode]: UpdateNode[K][number][] };
-
-interface Token {
-  readonly type: 'id' | 'name' | 'value' | 'int' | 'op' | 'eof';
-  readonly text: string;
-  readonly start: number;
-  readonly end: number;
-}
 
 const CONDITION_FUNCTIONS: Record<string, number> = {
   attribute_exists: 1,
@@ -109,40 +62,6 @@ const MAX_IN_OPERANDS = 100;
 // The checks DynamoDB makes once the text parses, in the order it reports them.
 const CHECK_ORDER = ['parens', 'function', 'misused', 'reserved', 'section', 'operands'] as const;
 type Check = (typeof CHECK_ORDER)[number];
-
-const isWordStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-const isWordPart = (c: number) => isWordStart(c) || (c >= 48 && c <= 57);
-
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < source.length) {
-    const c = source.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 10 || c === 13) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let type: Token['type'] = 'op';
-    if (isWordStart(c)) {
-      type = 'id';
-      while (i < source.length && isWordPart(source.charCodeAt(i))) i++;
-    } else if (c >= 48 && c <= 57) {
-      type = 'int';
-      while (i < source.length && source.charCodeAt(i) >= 48 && source.charCodeAt(i) <= 57) i++;
-    } else if ((c === 35 || c === 58) && i + 1 < source.length && isWordPart(source.charCodeAt(i + 1))) {
-      type = c === 35 ? 'name' : 'value';
-      i++;
-      while (i < source.length && isWordPart(source.charCodeAt(i))) i++;
-    } else {
-      const two = source.slice(i, i + 2);
-      i += two === '<>' || two === '<=' || two === '>=' ? 2 : 1;
-    }
-    tokens.push({ type, text: source.slice(start, i), start, end: i });
-  }
-  tokens.push({ type: 'eof', text: '<EOF>', start: source.length, end: source.length });
-  return tokens;
-}
 
 class Parser {
   private readonly tokens: Token[];

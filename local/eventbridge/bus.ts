@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ACCOUNT, type Assembly, arnOf, REGION, type Resolve, resourcesOfType } from '../assembly';
+import { ACCOUNT, type Assembly, REGION, resourcesOfType } from '../assembly';
 import type { KeptDocument } from '../data-dir';
 import { type DeliveryFaults, targetFails } from '../delivery-faults';
 import type { DuplicateDelivery } from '../duplicates';
-import { type EventPattern, matchesPattern, validatePattern } from './pattern';
+import { matchesPattern } from './pattern';
 import { type PutEventsFaults, type PutEventsRefusals, refuses } from './put-faults';
+import { DEFAULT_BUS, type RuleSpec, type RuleTarget } from './rules';
+
+export { type RuleSpec, rateMs, ruleSpecs } from './rules';
 
 /** Delivers an event to one target ARN (a function, a state machine, a queue). */
 /** Delivers to a target; `via` is the rule and the role EventBridge uses for it (the target's RoleArn). */
@@ -13,74 +16,6 @@ export type TargetInvoker = (
   input: unknown,
   via?: { readonly ruleArn: string; readonly roleArn?: string },
 ) => Promise<void>;
-
-interface Target {
-  readonly id: string;
-  readonly arn: string;
-  readonly input?: string;
-  readonly inputPath?: string;
-  readonly maximumRetryAttempts: number;
-  readonly deadLetterArn?: string;
-  readonly roleArn?: string;
-}
-
-export interface RuleSpec {
-  readonly logicalId: string;
-  readonly arn: string;
-  readonly busName: string;
-  readonly pattern?: EventPattern;
-  readonly scheduleMs?: number;
-  readonly enabled: boolean;
-  readonly targets: readonly Target[];
-}
-
-const DEFAULT_BUS = 'default';
-
-/** `rate(5 minutes)` in milliseconds; cron expressions are not run locally. */
-export function rateMs(expression: string): number {
-  const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
-  if (!match) throw new Error(`schedule ${expression} is not supported locally (only rate(...))`);
-  const unit = match[2]!.startsWith('minute')
-    ? 60_000
-    : match[2]!.startsWith('hour')
-      ? 3_600_000
-      : 86_400_000;
-  return Number(match[1]) * unit;
-}
-
-export function ruleSpecs(assembly: Assembly, resolve: Resolve): RuleSpec[] {
-  return resourcesOfType(assembly.template, 'AWS::Events::Rule').map(([logicalId, r]) => {
-    const p = resolve(r.Properties ?? {}) as Record<string, unknown>;
-    const pattern = p.EventPattern as EventPattern | undefined;
-    if (pattern) validatePattern(pattern);
-    const busName = String(p.EventBusName ?? DEFAULT_BUS)
-      .split('/')
-      .at(-1)!;
-    return {
-      logicalId,
-      arn: arnOf(logicalId, r),
-      busName,
-      ...(pattern ? { pattern } : {}),
-      ...(p.ScheduleExpression ? { scheduleMs: rateMs(String(p.ScheduleExpression)) } : {}),
-      enabled: p.State !== 'DISABLED',
-      targets: ((p.Targets as Record<string, unknown>[]) ?? []).map((t) => {
-        if (t.InputTransformer)
-          throw new Error(`rule ${logicalId}: InputTransformer is not supported locally`);
-        const retry = t.RetryPolicy as { MaximumRetryAttempts?: number } | undefined;
-        const dlq = (t.DeadLetterConfig as { Arn?: string } | undefined)?.Arn;
-        return {
-          id: String(t.Id),
-          arn: String(t.Arn),
-          ...(t.Input ? { input: String(t.Input) } : {}),
-          ...(t.InputPath ? { inputPath: String(t.InputPath) } : {}),
-          maximumRetryAttempts: retry?.MaximumRetryAttempts ?? 185,
-          ...(dlq ? { deadLetterArn: dlq } : {}),
-          ...(t.RoleArn ? { roleArn: String(t.RoleArn) } : {}),
-        };
-      }),
-    };
-  });
-}
 
 interface PutEventsEntry {
   Source?: string;
@@ -321,7 +256,7 @@ export class LocalEventBridge {
     }
   }
 
-  private async deliver(rule: RuleSpec, target: Target, event: Record<string, unknown>) {
+  private async deliver(rule: RuleSpec, target: RuleTarget, event: Record<string, unknown>) {
     const input = target.input
       ? (JSON.parse(target.input) as unknown)
       : target.inputPath

@@ -29,35 +29,38 @@
  * beyond 2^53 that differ only past double precision compare equal, where event-ruler
  * compares their text), and a number is never in a `cidr` range (event-ruler lets some
  * numbers match very wide ones such as 0.0.0.0/0).
+ *
+ * The leaf tests' case folding, globs and IP parsing are pattern-leaves.ts;
+ * matching an event against a compiled pattern is pattern-match.ts.
  */
+
+import {
+  caseFold,
+  EventPatternError,
+  endsWithIgnoringCase,
+  equalsIgnoringCase,
+  fail,
+  inRange,
+  ipEquals,
+  ipHex,
+  type LeafTest,
+  matchesWildcard,
+  parseCidr,
+  parseWildcard,
+  startsWithIgnoringCase,
+} from './pattern-leaves';
+import {
+  type Branch,
+  type FieldRule,
+  flattenEvent,
+  isArray,
+  isPlainObject,
+  matchesBranch,
+} from './pattern-match';
 
 export type EventPattern = Record<string, unknown>;
 
-/** Thrown by validatePattern and matchesPattern for a pattern event-ruler would reject. */
-export class EventPatternError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EventPatternError';
-  }
-}
-
-type Leaf = string | number | boolean | null;
-type LeafTest = (value: Leaf) => boolean;
-
-/** What one pattern path demands: a leaf passing any test, or (if `absent`) no leaf at all. */
-interface FieldRule {
-  readonly tests: readonly LeafTest[];
-  readonly absent: boolean;
-}
-
-/** One alternative of a pattern (patterns with `$or` have several): all its fields must match. */
-type Branch = Map<string, FieldRule>;
-
-/** A leaf of the event, with the arrays it sits in as [arrayId, index, arrayId, index, ...]. */
-interface EventField {
-  readonly value: Leaf;
-  readonly arrays: readonly number[];
-}
+export { EventPatternError } from './pattern-leaves';
 
 /** Names that make an `$or` array an ordinary field when used as field names inside it. */
 const RESERVED_IN_OR = new Set([
@@ -369,305 +372,4 @@ function requireString(path: readonly string[], what: string, value: unknown): s
 
 function checkNumber(path: readonly string[], value: number): void {
   if (!Number.isFinite(value)) fail(path, `numbers must be finite, got ${value}`);
-}
-
-function fail(path: readonly string[], message: string): never {
-  const where = path.length > 0 ? ` at "${path.join('.')}"` : '';
-  throw new EventPatternError(`Invalid event pattern${where}: ${message}`);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isArray(value: unknown): value is readonly unknown[] {
-  return Array.isArray(value);
-}
-
-// ---------------------------------------------------------------------------
-// Matching an event
-
-function flattenEvent(event: Record<string, unknown>): Map<string, EventField[]> {
-  const fields = new Map<string, EventField[]>();
-  let arrayIds = 0;
-  const visit = (value: unknown, path: string, arrays: readonly number[]): void => {
-    if (isArray(value)) {
-      const id = arrayIds++;
-      value.forEach((element, index) => {
-        visit(element, path, [...arrays, id, index]);
-      });
-    } else if (isPlainObject(value)) {
-      for (const [key, child] of Object.entries(value))
-        visit(child, path === '' ? key : `${path}.${key}`, arrays);
-    } else if (
-      typeof value === 'string' ||
-      typeof value === 'number' ||
-      typeof value === 'boolean' ||
-      value === null
-    ) {
-      const list = fields.get(path);
-      const field = { value, arrays };
-      if (list) list.push(field);
-      else fields.set(path, [field]);
-    }
-  };
-  for (const [key, value] of Object.entries(event)) visit(value, key, []);
-  return fields;
-}
-
-function matchesBranch(branch: Branch, fields: Map<string, EventField[]>): boolean {
-  const required: EventField[][] = [];
-  for (const [path, rule] of branch) {
-    const leaves = fields.get(path) ?? [];
-    if (rule.absent && leaves.length === 0) continue;
-    const candidates = leaves.filter((field) => rule.tests.some((test) => test(field.value)));
-    if (candidates.length === 0) return false;
-    required.push(candidates);
-  }
-  required.sort((a, b) => a.length - b.length);
-  return chooseConsistent(required, 0, []);
-}
-
-/** Picks one candidate per required path such that no two come from different elements of one array. */
-function chooseConsistent(required: EventField[][], index: number, chosen: EventField[]): boolean {
-  const candidates = required[index];
-  if (candidates === undefined) return true;
-  for (const candidate of candidates) {
-    if (chosen.every((other) => consistent(candidate, other))) {
-      chosen.push(candidate);
-      if (chooseConsistent(required, index + 1, chosen)) return true;
-      chosen.pop();
-    }
-  }
-  return false;
-}
-
-function consistent(a: EventField, b: EventField): boolean {
-  for (let i = 0; i < a.arrays.length; i += 2) {
-    for (let j = 0; j < b.arrays.length; j += 2) {
-      if (a.arrays[i] === b.arrays[j] && a.arrays[i + 1] !== b.arrays[j + 1]) return false;
-    }
-  }
-  return true;
-}
-
-// ---------------------------------------------------------------------------
-// equals-ignore-case: each pattern character matches its lower- or upper-case form
-
-type Folded = readonly (readonly string[])[];
-
-/** Per UTF-16 unit, like event-ruler: characters outside the BMP only match themselves. */
-function caseFold(pattern: string): Folded {
-  return pattern.split('').map((unit) => [...new Set([unit.toLowerCase(), unit.toUpperCase()])]);
-}
-
-/** End offsets in `value` reachable by matching all of `folded` from `start`. */
-function foldedEnds(value: string, start: number, folded: Folded): Set<number> {
-  let positions = new Set([start]);
-  for (const forms of folded) {
-    const next = new Set<number>();
-    for (const position of positions) {
-      for (const form of forms) if (value.startsWith(form, position)) next.add(position + form.length);
-    }
-    if (next.size === 0) return next;
-    positions = next;
-  }
-  return positions;
-}
-
-function equalsIgnoringCase(value: string, folded: Folded): boolean {
-  return foldedEnds(value, 0, folded).has(value.length);
-}
-
-function startsWithIgnoringCase(value: string, folded: Folded): boolean {
-  return foldedEnds(value, 0, folded).size > 0;
-}
-
-function endsWithIgnoringCase(value: string, folded: Folded): boolean {
-  for (let start = value.length; start >= 0; start--) {
-    if (foldedEnds(value, start, folded).has(value.length)) return true;
-  }
-  return false;
-}
-
-// ---------------------------------------------------------------------------
-// wildcard: `*` matches any run of characters, `\*` and `\\` are a literal star and backslash
-
-/** Literal pieces between the stars: a glob "a*b*c" is ["a", "b", "c"]. */
-type Glob = readonly string[];
-
-function parseWildcard(path: readonly string[], pattern: string): Glob {
-  const pieces: string[] = [];
-  let piece = '';
-  let previousWasStar = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i];
-    if (char === '*') {
-      if (previousWasStar) fail(path, `wildcard "${pattern}": consecutive wildcard characters at ${i}`);
-      pieces.push(piece);
-      piece = '';
-      previousWasStar = true;
-      continue;
-    }
-    previousWasStar = false;
-    if (char === '\\') {
-      const next = pattern[i + 1];
-      if (next !== '*' && next !== '\\') fail(path, `wildcard "${pattern}": invalid escape at ${i}`);
-      piece += next;
-      i++;
-    } else {
-      piece += char;
-    }
-  }
-  pieces.push(piece);
-  return pieces;
-}
-
-function matchesWildcard(value: string, glob: Glob): boolean {
-  const first = glob[0] ?? '';
-  if (glob.length === 1) return value === first;
-  const last = glob[glob.length - 1] ?? '';
-  if (value.length < first.length + last.length) return false;
-  if (!value.startsWith(first) || !value.endsWith(last)) return false;
-  // Leftmost placement of each middle piece is optimal when every gap is a star.
-  let position = first.length;
-  const end = value.length - last.length;
-  for (let i = 1; i < glob.length - 1; i++) {
-    const piece = glob[i] ?? '';
-    const found = value.indexOf(piece, position);
-    if (found < 0 || found + piece.length > end) return false;
-    position = found + piece.length;
-  }
-  return true;
-}
-
-// ---------------------------------------------------------------------------
-// IP addresses, parsed the way Java's InetAddress parses literals (as event-ruler does)
-
-const IPV4_LITERAL = /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/;
-const IPV6_LITERAL = /^[0-9a-fA-F:]*:[0-9a-fA-F:]*$/;
-
-/** An address range as upper-case hex digits of equal length (8 for IPv4, 32 for IPv6). */
-interface IpRange {
-  readonly low: string;
-  readonly high: string;
-}
-
-/** The address as hex digits (8, or 32 for IPv6 other than IPv4-mapped), or undefined if not an IP literal. */
-function ipHex(text: string): string | undefined {
-  return parseIp(text)?.map(hexByte).join('');
-}
-
-function hexByte(byte: number): string {
-  return byte.toString(16).toUpperCase().padStart(2, '0');
-}
-
-function parseIp(text: string): number[] | undefined {
-  if (IPV4_LITERAL.test(text)) return parseIpv4(text);
-  if (IPV6_LITERAL.test(text)) return parseIpv6(text);
-  return undefined;
-}
-
-function parseIpv4(text: string): number[] | undefined {
-  if (text.length > 15) return undefined;
-  const bytes = text.split('.').map(Number);
-  return bytes.every((byte) => byte <= 255) ? bytes : undefined;
-}
-
-function parseIpv6(text: string): number[] | undefined {
-  if (text.length < 2) return undefined;
-  const bytes: number[] = [];
-  let i = 0;
-  if (text[0] === ':') {
-    if (text[1] !== ':') return undefined;
-    i = 1;
-  }
-  let gap = -1;
-  let sawDigit = false;
-  let group = 0;
-  while (i < text.length) {
-    const char = text[i++] ?? '';
-    if (char !== ':') {
-      group = group * 16 + Number.parseInt(char, 16);
-      if (group > 0xffff) return undefined;
-      sawDigit = true;
-      continue;
-    }
-    if (!sawDigit) {
-      if (gap !== -1) return undefined;
-      gap = bytes.length;
-      continue;
-    }
-    if (i === text.length || bytes.length + 2 > 16) return undefined;
-    bytes.push(group >> 8, group & 0xff);
-    sawDigit = false;
-    group = 0;
-  }
-  if (sawDigit) {
-    if (bytes.length + 2 > 16) return undefined;
-    bytes.push(group >> 8, group & 0xff);
-  }
-  if (gap !== -1) {
-    if (bytes.length === 16) return undefined;
-    bytes.splice(gap, 0, ...new Array<number>(16 - bytes.length).fill(0));
-  }
-  if (bytes.length !== 16) return undefined;
-  const mapped = bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
-  return mapped ? bytes.slice(12) : bytes;
-}
-
-function parseCidr(path: readonly string[], cidr: string): IpRange {
-  const parts = cidr.split('/');
-  const [address, maskText] = parts;
-  if (parts.length !== 2 || address === undefined || maskText === undefined) {
-    fail(path, `cidr "${cidr}": expected address/mask`);
-  }
-  if (!/^[+-]?[0-9]+$/.test(maskText)) fail(path, `cidr "${cidr}": the mask must be an integer`);
-  const mask = Number(maskText);
-  const bytes = parseIp(address);
-  if (!bytes) fail(path, `cidr "${cidr}": "${address}" is not an IP address`);
-  const maxMask = bytes.length * 8 - 1;
-  if (mask < 0 || mask > maxMask) fail(path, `cidr "${cidr}": the mask must be between 0 and ${maxMask}`);
-  let low = '';
-  let high = '';
-  bytes.forEach((byte, index) => {
-    const hostMask = 0xff >> Math.min(8, Math.max(0, mask - index * 8));
-    low += hexByte(byte & ~hostMask & 0xff);
-    high += hexByte(byte | hostMask);
-  });
-  return { low, high };
-}
-
-function ipEquals(hex: string): LeafTest {
-  const range = { low: hex, high: hex };
-  return (leaf) => typeof leaf === 'string' && inRange(ipHex(leaf), range);
-}
-
-/**
- * Whether an address is in a range, the way event-ruler's automaton decides it: digit by
- * digit, accepting as soon as the address is strictly inside the range. An address of the
- * other family is therefore judged by its leading digits (an IPv6 address starting
- * `a00:1:` is "in" 10.0.0.0/8), as event-ruler does.
- */
-function inRange(address: string | undefined, range: IpRange): boolean {
-  if (address === undefined) return false;
-  const { low, high } = range;
-  let i = 0;
-  while (i < low.length && low[i] === high[i]) {
-    if (address[i] !== low[i]) return false;
-    i++;
-  }
-  if (i === low.length) return true;
-  const digit = address[i];
-  if (digit === undefined) return false;
-  if (digit > (low[i] ?? '') && digit < (high[i] ?? '')) return true;
-  const bound = digit === low[i] ? low : digit === high[i] ? high : undefined;
-  if (bound === undefined) return false;
-  for (let j = i + 1; j < bound.length; j++) {
-    const d = address[j];
-    const b = bound[j] ?? '';
-    if (d === undefined) return false;
-    if (d !== b) return bound === low ? d > b : d < b;
-  }
-  return true;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyFaults } from '../../load/chaos';
-import { type Cell, chaosMatrix, explainDeadLetter, judgeCell } from '../../load/chaos-matrix';
+import { type Cell, chaosMatrix } from '../../load/chaos-matrix';
+import { explainDeadLetter, judgeCell } from '../../load/chaos-verdicts';
 import { checkInvariants, readBaseline } from '../../load/invariants';
 import type { LedgerLine, ReservationLine } from '../../load/processor';
 import { redrive } from '../../load/redrive';

@@ -8,8 +8,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { appendAtomically } from '../../functions/shared/dynamodb-event-store';
 import { ConcurrencyError } from '../../functions/shared/errors';
-import { appendAtomically } from '../../functions/shared/event-store';
 import { DeadlineRetries, RETRY_MARGIN_MS, retryWithin } from '../../functions/shared/retries';
 import {
   awsEndpoint,

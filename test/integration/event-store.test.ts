@@ -4,15 +4,9 @@
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalDynamoDb, startDynamoDb } from '@commerce/local-cloud';
+import { appendAtomically, DynamoDbEventStore } from '../../functions/shared/dynamodb-event-store';
 import { ConcurrencyError } from '../../functions/shared/errors';
-import {
-  AggregateStore,
-  type AppendMeta,
-  appendAtomically,
-  DynamoDbEventStore,
-  KEY,
-  retryOnConflict,
-} from '../../functions/shared/event-store';
+import { AggregateStore, type AppendMeta, KEY, retryOnConflict } from '../../functions/shared/event-store';
 import type { DomainEvent, Fold } from '../../functions/shared/events';
 import { eventStoreContract } from '../support/event-store-contract';
 

@@ -7,7 +7,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { shardFold, shardId } from '../../functions/inventory/domain';
 import { STOCK_CACHE } from '../../functions/inventory/stock-cache';
-import { AggregateStore, DynamoDbEventStore } from '../../functions/shared/event-store';
+import { DynamoDbEventStore } from '../../functions/shared/dynamodb-event-store';
+import { AggregateStore } from '../../functions/shared/event-store';
 import {
   awsEndpoint,
   createProduct,

@@ -25,7 +25,8 @@ import {
 } from '../../functions/inventory/domain';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../../functions/inventory/seams';
 import { expiryPartition, type ProductViewItem, shardsOfView } from '../../functions/inventory/view';
-import { AggregateStore, DynamoDbEventStore, KEY } from '../../functions/shared/event-store';
+import { DynamoDbEventStore } from '../../functions/shared/dynamodb-event-store';
+import { AggregateStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
 import { createProduct, restock } from '../support/inventory-decisions';
 

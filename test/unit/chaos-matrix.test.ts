@@ -8,18 +8,20 @@ import {
   validateDynamoFaults,
 } from '@commerce/local-cloud';
 import {
-  answersTheFaultChanged,
   type Cell,
-  type CellObservation,
-  cancelledByReason,
   chaosMatrix,
-  explainDeadLetter,
-  judgeCell,
-  matrixTable,
   SAGA_TASKS,
   selectCells,
   TASK_TIMEOUT_SECONDS,
 } from '../../load/chaos-matrix';
+import {
+  answersTheFaultChanged,
+  type CellObservation,
+  cancelledByReason,
+  explainDeadLetter,
+  judgeCell,
+  matrixTable,
+} from '../../load/chaos-verdicts';
 import asl from '../../statemachines/order-saga.asl.json';
 
 const matrix = chaosMatrix();
