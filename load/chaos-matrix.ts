@@ -165,8 +165,8 @@ const compensationNote = (state: string) =>
  * event delivered twice; DynamoDB refusing 20% of the functions' calls with
  * each error AWS gives under pressure; and the crash.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: it is the matrix's cells listed one after another, each a short block.
 export function chaosMatrix(): Cell[] {
-  // Longer than 80 lines because it is the matrix's cells listed one after another, each a short block.
   const cells: Cell[] = [{ name: 'baseline', description: 'no fault', faults: none, reasons: [] }];
   for (const state of SAGA_TASKS) {
     for (const rate of [0.1, 0.5]) {

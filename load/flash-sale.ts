@@ -307,6 +307,63 @@ async function quiescentStats() {
   }
 }
 
+/** Per table: its item writes, distinct keys, and its hottest key with that key's share. */
+function writesPerTable(stats: Awaited<ReturnType<typeof quiescentStats>>) {
+  return Object.fromEntries(
+    Object.entries(stats.writes ?? {}).map(([table, w]) => [
+      table,
+      {
+        itemWrites: w.itemWrites,
+        distinctKeys: w.distinctKeys,
+        hottestKey: w.hottestKeys[0]?.key,
+        hottestShare: w.hottestKeys[0]?.share ?? 0,
+        ...(w.busiestSecond ? { busiestSecond: w.busiestSecond } : {}),
+      },
+    ]),
+  );
+}
+
+/** What a case must show to pass: every check named, each true or false. */
+function caseChecks(
+  name: 'spread' | 'hot',
+  outcome: Awaited<ReturnType<typeof sale>>,
+  seen: {
+    reserved: number;
+    refused: number;
+    fiveXx: number;
+    totals: { available: number; reserved: number; sold: number };
+    broken: number;
+    tables: ReturnType<typeof writesPerTable>;
+  },
+) {
+  const { reserved, refused, fiveXx, totals, tables } = seen;
+  return {
+    allSent: outcome.sent === REQUESTS,
+    exactlyTheUnitsReserved: reserved === UNITS && totals.reserved === UNITS,
+    nothingLeft: totals.available === 0,
+    everyOtherRefusalInsufficientStock:
+      refused ===
+      (outcome.codes.get('INSUFFICIENT_STOCK') ?? 0) + (outcome.hoarder.codes.get('HOLD_LIMIT_REACHED') ?? 0),
+    noOtherCallerLimited: outcome.othersLimited === 0,
+    // The hoarder holds the limit and no more; each of its further requests answered HOLD_LIMIT_REACHED.
+    ...(HOARDER_REQUESTS > 0
+      ? {
+          hoarderCapped:
+            outcome.hoarder.reserved === Math.min(HOLD_LIMIT, outcome.hoarder.sent) &&
+            (outcome.hoarder.codes.get('HOLD_LIMIT_REACHED') ?? 0) ===
+              outcome.hoarder.sent - outcome.hoarder.reserved,
+        }
+      : {}),
+    onlyReservedOrRefused: reserved + refused === outcome.sent,
+    no5xx: fiveXx === 0,
+    invariantOnEveryProduct: seen.broken === 0,
+    // The design's bound for one hot product: no partition key above 1/32 of a table's writes.
+    ...(name === 'hot'
+      ? { noKeyAboveOneThirtySecond: Object.values(tables).every((t) => t.hottestShare <= 1 / 32) }
+      : {}),
+  };
+}
+
 async function runCase(name: 'spread' | 'hot') {
   const productCount = name === 'spread' ? SPREAD_PRODUCTS : 1;
   console.log(
@@ -344,43 +401,15 @@ async function runCase(name: 'spread' | 'hot') {
     { available: 0, reserved: 0, sold: 0 },
   );
   const broken = views.filter((v) => v.available + v.reserved + v.sold !== perProduct || v.available < 0);
-  const tables = Object.fromEntries(
-    Object.entries(stats.writes ?? {}).map(([table, w]) => [
-      table,
-      {
-        itemWrites: w.itemWrites,
-        distinctKeys: w.distinctKeys,
-        hottestKey: w.hottestKeys[0]?.key,
-        hottestShare: w.hottestKeys[0]?.share ?? 0,
-        ...(w.busiestSecond ? { busiestSecond: w.busiestSecond } : {}),
-      },
-    ]),
-  );
-  const checks = {
-    allSent: outcome.sent === REQUESTS,
-    exactlyTheUnitsReserved: reserved === UNITS && totals.reserved === UNITS,
-    nothingLeft: totals.available === 0,
-    everyOtherRefusalInsufficientStock:
-      refused ===
-      (outcome.codes.get('INSUFFICIENT_STOCK') ?? 0) + (outcome.hoarder.codes.get('HOLD_LIMIT_REACHED') ?? 0),
-    noOtherCallerLimited: outcome.othersLimited === 0,
-    // The hoarder holds the limit and no more; each of its further requests answered HOLD_LIMIT_REACHED.
-    ...(HOARDER_REQUESTS > 0
-      ? {
-          hoarderCapped:
-            outcome.hoarder.reserved === Math.min(HOLD_LIMIT, outcome.hoarder.sent) &&
-            (outcome.hoarder.codes.get('HOLD_LIMIT_REACHED') ?? 0) ===
-              outcome.hoarder.sent - outcome.hoarder.reserved,
-        }
-      : {}),
-    onlyReservedOrRefused: reserved + refused === outcome.sent,
-    no5xx: fiveXx === 0,
-    invariantOnEveryProduct: broken.length === 0,
-    // The design's bound for one hot product: no partition key above 1/32 of a table's writes.
-    ...(name === 'hot'
-      ? { noKeyAboveOneThirtySecond: Object.values(tables).every((t) => t.hottestShare <= 1 / 32) }
-      : {}),
-  };
+  const tables = writesPerTable(stats);
+  const checks = caseChecks(name, outcome, {
+    reserved,
+    refused,
+    fiveXx,
+    totals,
+    broken: broken.length,
+    tables,
+  });
   const report = {
     case: name,
     products: productCount,
@@ -408,22 +437,28 @@ async function runCase(name: 'spread' | 'hot') {
     tables,
     checks,
   };
+  printCase(report, outcome.othersLimited);
+  return report;
+}
+
+/** Prints a case's report as the run's log shows it. */
+function printCase(report: Awaited<ReturnType<typeof runCase>>, othersLimited: number) {
   console.log(
     `  ${report.requests} requests in ${report.seconds} s (${report.requestsPerSecond}/s): ` +
-      `${reserved} reserved, ${refused} refused, statuses ${JSON.stringify(report.statuses)}`,
+      `${report.reserved} reserved, ${report.refused} refused, statuses ${JSON.stringify(report.statuses)}`,
   );
   if (HOARDER_REQUESTS > 0) {
     console.log(
       `  the hoarder: ${report.hoarder.sent} requests, ${report.hoarder.reserved} reserved (the limit is ${HOLD_LIMIT}), ` +
-        `refused ${JSON.stringify(report.hoarder.refused)}; ${outcome.othersLimited} other callers' requests refused for the limit`,
+        `refused ${JSON.stringify(report.hoarder.refused)}; ${othersLimited} other callers' requests refused for the limit`,
     );
   }
   console.log(
     `  latency p50 ${report.latencyMs.p50}  p95 ${report.latencyMs.p95}  p99 ${report.latencyMs.p99}  max ${report.latencyMs.max} ms`,
   );
-  console.log(`  stock through the API: ${JSON.stringify(totals)} (received ${UNITS})`);
+  console.log(`  stock through the API: ${JSON.stringify(report.stock)} (received ${UNITS})`);
   console.log("  hottest partition key per table (share of the table's item writes):");
-  for (const [table, t] of Object.entries(tables)) {
+  for (const [table, t] of Object.entries(report.tables)) {
     const perSecond = t.busiestSecond
       ? `, ${(t.busiestSecond.hottestKey.share * 100).toFixed(2)}% in its busiest second`
       : '';
@@ -432,8 +467,7 @@ async function runCase(name: 'spread' | 'hot') {
         `hottest ${(t.hottestShare * 100).toFixed(2)}%${perSecond} (${t.hottestKey})`,
     );
   }
-  for (const [check, ok] of Object.entries(checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${check}`);
-  return report;
+  for (const [check, ok] of Object.entries(report.checks)) console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${check}`);
 }
 
 async function main() {

@@ -7,8 +7,8 @@ import type { MemorySample, RunResult } from './report';
 import { ops } from './report-format';
 
 /** Draws the run's charts into `dir`; returns the names of the files drawn. */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: it draws the report's charts one after another, each a short block.
 export function charts(dir: string, run: RunResult) {
-  // Longer than 80 lines because it draws the report's charts one after another, each a short block.
   const levels = run.levels.map((l) => l.metrics);
   const files: [string, string][] = [];
   const logX = levels.length > 1 && levels.at(-1)!.targetRate / levels[0]!.targetRate >= 10;

@@ -3,8 +3,8 @@ import { type CostLine, type CostModel, PRICES } from './cost';
 import type { LevelResult, RunResult } from './report';
 import { ms, num, table, usd } from './report-format';
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: it is three tables of counters, their columns listed in order.
 export function resourcesSection(run: RunResult, focus: LevelResult | undefined) {
-  // Longer than 80 lines because it is three tables of counters, their columns listed in order.
   const withStats = run.levels.filter((l) => l.stats && l.cost);
   if (withStats.length === 0)
     return 'No counters: the target is not a local cloud (or `--aws-endpoint` was not given), so there is nothing to price.';

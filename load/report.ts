@@ -57,8 +57,8 @@ export function highestSustained(levels: readonly LevelResult[]) {
   return best;
 }
 
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: it is the report's Markdown in reading order, one short block per section.
 export function writeReport(dir: string, run: RunResult): string {
-  // Longer than 80 lines because it is the report's Markdown in reading order, one short block per section.
   const drawn = charts(dir, run);
   const img = (file: string, alt: string) => (drawn.has(file) ? [``, `![${alt}](${file})`] : []);
   const levels = run.levels.map((l) => l.metrics);

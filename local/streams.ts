@@ -1,3 +1,5 @@
+// Longer than 400 lines because one shard's poller is one piece of state: its position, the batch it
+// gathers and its delivery (retry, bisect, give up to the on-failure destination) read and move it together.
 import type { KeptDocument } from './data-dir';
 import type { PoisonRecords } from './delivery-faults';
 import type { DuplicateDelivery } from './duplicates';

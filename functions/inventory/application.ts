@@ -62,8 +62,8 @@ const insufficientStock = (productId: string, requested: number, available: numb
  * another writer got there first. Where reservations find their stock (the
  * flash-sale machinery) is `StockPlanning`'s to say.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: it is a factory: its body is the module's use cases, each a function of its own.
 export function inventoryCommands(stores: InventoryStores, settings: InventorySettings) {
-  // Longer than 80 lines because it is a factory: its body is the module's use cases, each a function of its own.
   const {
     products,
     reservations,
@@ -135,7 +135,6 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     /** Who places it: it records them as its holder, and a shop caller's counts against its limit. */
     caller?: Caller,
   ): Promise<Outcome<Reservation>> {
-    // Longer than 80 lines because its hold, placement and shortfall closures share each attempt's hold.
     const product = await loadProduct(productId);
     if (!product) return noSuchProduct(productId);
     const expiresAt = new Date(meta.now.getTime() + settings.reservationTtlSeconds * 1000);

@@ -26,7 +26,6 @@ export function orderStockPlanning(
   { loadProduct, loadShards, shardAppends }: InventoryStores,
   planning: StockPlanning,
 ) {
-  // Longer than 80 lines because it is a factory: its body is two functions of their own.
   /**
    * Plans the stock of every item of an order, all or nothing: from one
    * shard that has an item's whole quantity (the one this sandbox confirmed

@@ -52,7 +52,6 @@ export function inventoryStores(
   stock = new StockCache(STOCK_CACHE),
   events: EventStore = dynamoEvents,
 ) {
-  // Longer than 80 lines because it is a factory: its body is the module's stores and their small functions.
   const products = new AggregateStore(events, tableName, 'Product', productDecider);
   const shards = new AggregateStore(events, tableName, 'StockShard', shardFold);
   const reservations = new AggregateStore(events, tableName, 'Reservation', reservationDecider);

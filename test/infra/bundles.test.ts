@@ -31,7 +31,7 @@ const OVER_BAR_BYTES: Readonly<Record<string, number>> = {
   PaymentsApi: 530_000,
   DocsApi: 560_000,
   OutboxPublisher: 430_000,
-  SagaSteps: 560_000,
+  SagaSteps: 570_000,
   SagaSweeper: 570_000,
 };
 
