@@ -2,7 +2,6 @@ import { cancelOrder, cancelOrderStep } from './cancel-order';
 import { capturePayment } from './capture-payment';
 import { confirmOrder } from './confirm-order';
 import { type SagaObserver, type SagaStores, sagaContext } from './context';
-import { KnownCustomers } from './known-customers';
 import { reserveStock } from './reserve-stock';
 
 export type { SagaObserver, SagaStores } from './context';
@@ -18,13 +17,8 @@ export type { SagaObserver, SagaStores } from './context';
  * across the modules' tables, retrying from a fresh read when another writer
  * got there first.
  */
-export function sagaUseCases(
-  stores: SagaStores,
-  observer: SagaObserver,
-  /** What this sandbox knows of customers (one per sandbox: the module's). */
-  known: KnownCustomers = new KnownCustomers(),
-) {
-  const context = sagaContext(stores, observer, known);
+export function sagaUseCases(stores: SagaStores, observer: SagaObserver) {
+  const context = sagaContext(stores, observer);
   return {
     /** Cancels an order and undoes what was done for it: the compensation, and the sweeper's. */
     cancelOrder: cancelOrder(context),

@@ -1,8 +1,5 @@
-import { customerDecider } from '../accounts';
 import { paymentIdFor } from '../payments';
-import { ConcurrencyError } from '../shared/errors';
 import { retryOnConflict } from '../shared/event-store';
-import { foldEvents } from '../shared/events';
 import type { SagaContext } from './context';
 import type { StepInput, StepOutput } from './contract';
 import { decideCapture } from './rules';
@@ -18,11 +15,6 @@ import { failureOf } from './steps';
  */
 const HANDED_ON_CUSTOMER_MAX_AGE_MS = 250;
 
-/** Of two customers seen, the one of the later version. */
-function newer<C extends { version: number }>(a: C | undefined, b: C | undefined): C | undefined {
-  return a && b ? (a.version >= b.version ? a : b) : (a ?? b);
-}
-
 function youngCustomer(customer: StepInput<'capture'>['customer'], now: Date) {
   if (!customer?.state) return undefined;
   return now.getTime() - Date.parse(customer.readAt) <= HANDED_ON_CUSTOMER_MAX_AGE_MS ? customer : undefined;
@@ -36,17 +28,13 @@ function youngCustomer(customer: StepInput<'capture'>['customer'], now: Date) {
  * on the customer's version, so concurrent orders of one customer cannot
  * together exceed the limit.
  */
-export function capturePayment({ payments, customers, events, known, readCustomer }: SagaContext) {
+export function capturePayment({ payments, customers, events, readCustomer }: SagaContext) {
   return (input: StepInput<'capture'>, now: Date): Promise<StepOutput<'capture'>> => {
     // The first attempt writes the payment as new without reading it (a repeat finds it there and fails
-    // the write), and starts from the customer as ReserveStock read it, if that read is young, or as this
-    // sandbox knows it (KnownCustomers), the later of the two: a capture writes the customer conditional
-    // on that version, so a stale one fails and the attempts after it read both. A refusal writes nothing
-    // of the customer, so it is decided again on a fresh read.
-    const handedOnAtStart = newer(
-      youngCustomer(input.customer, now),
-      known.trusted(input.customerId, now.getTime())?.customer,
-    );
+    // the write), and starts from the customer as ReserveStock read it, if that read is young: a capture
+    // writes the customer conditional on that version, so a stale one fails and the attempts after it
+    // read both. A refusal writes nothing of the customer, so it is decided again on a fresh read.
+    const handedOnAtStart = youngCustomer(input.customer, now);
     return retryOnConflict(async (attempt) => {
       const first = attempt === 1;
       const handedOn = first ? handedOnAtStart : undefined;
@@ -61,7 +49,6 @@ export function capturePayment({ payments, customers, events, known, readCustome
         customer = await readCustomer(input.customerId, now);
         decided = decideCapture(paymentId, existing.state, customer.state, input, now);
       }
-      const unread = customer === handedOn;
       if (decided.kind === 'done') return { paymentId };
       if (decided.kind === 'refuse' || decided.kind === 'broken') throw failureOf(decided);
       const meta = { now, correlationId: input.correlationId };
@@ -70,23 +57,7 @@ export function capturePayment({ payments, customers, events, known, readCustome
       const creditAppend = credit
         ? [customers.pending(input.customerId, customer.version, credit, customer.state, meta)]
         : [];
-      try {
-        await events.write([paymentAppend, ...creditAppend]);
-      } catch (error) {
-        if (error instanceof ConcurrencyError && error.aggregateIds.includes(input.customerId)) {
-          known.forget(input.customerId);
-          if (unread) known.wrote(true, now.getTime());
-        }
-        throw error;
-      }
-      if (credit) {
-        if (unread) known.wrote(false, now.getTime());
-        const after = {
-          state: foldEvents(customerDecider, customer.state, credit),
-          version: customer.version + credit.length,
-        };
-        known.remember(input.customerId, after, now.getTime());
-      }
+      await events.write([paymentAppend, ...creditAppend]);
       if (decided.kind === 'decline') throw failureOf(decided.refusal);
       return { paymentId };
     });

@@ -28,7 +28,7 @@ function asPlaced(input: StepInput<'reserve'>): { state: Order; version: number 
  * stops here, having done nothing. An order short of stock is claimed alone
  * (`OrderSagaStarted`) before the refusal, so that the other execution stops too.
  */
-export function reserveStock({ orders, stock, observer, loadOrder, customerFor }: SagaContext) {
+export function reserveStock({ orders, stock, observer, loadOrder, readCustomer }: SagaContext) {
   return (input: StepInput<'reserve'>, now: Date): Promise<StepOutput<'reserve'>> => {
     // The first attempt takes the order as placed (version 1, folded from the OrderPlaced this execution
     // started with) without reading it: if anything was appended since (the other execution's claim, a
@@ -45,16 +45,16 @@ export function reserveStock({ orders, stock, observer, loadOrder, customerFor }
       if (isRejection(claim) || state.status !== 'PENDING') return { proceed: false as const };
       // ConfirmOrder takes the order from here, as it now is (a stale one fails its transaction).
       if (state.heldStock) {
-        const customer = await customerFor(input.customerId, now);
+        const customer = await readCustomer(input.customerId, now);
         return { proceed: true as const, order: { state, version }, shards: [], customer };
       }
       const deadline = checkDeadline(input, now);
       if (deadline.kind === 'refuse') throw failureOf(deadline);
       // The customer is read here, with the shards, for CapturePayment to start from: one round trip
-      // fewer in the saga than reading it there. Not at all if this sandbox knows it (see KnownCustomers).
+      // fewer in the saga than reading it there.
       const [planned, customer] = await Promise.all([
         stock.planOrderStock(input.orderId, input.items, meta, first),
-        customerFor(input.customerId, now),
+        readCustomer(input.customerId, now),
       ]);
       if ('outOfStock' in planned) {
         await orders.append(input.orderId, version, claim.events, state, meta);

@@ -11,7 +11,7 @@ import { failureOf } from './steps';
  * given back (the customer is read only then); a payment never made is
  * voided. `recorded` names the payment the cancellation records.
  */
-export function undoPayment({ payments, customers, known }: SagaContext) {
+export function undoPayment({ payments, customers }: SagaContext) {
   return async (
     orderId: string,
     meta: AppendMeta,
@@ -25,7 +25,6 @@ export function undoPayment({ payments, customers, known }: SagaContext) {
     }
     if (undo.refund && payment.state && payment.state.status !== 'VOIDED') {
       const customerId = payment.state.customerId;
-      known.forget(customerId);
       const customer = await customers.load(customerId);
       const refund = decideCreditRefund(undo.refund, customer.state);
       if (refund.kind === 'broken') throw failureOf(refund);

@@ -1,4 +1,4 @@
-/** The bounds of a StaleShare, by the names the settings that hold them use (KnownCustomers', StockCache's). */
+/** The bounds of a StaleShare, by the names the settings that hold them use (StockCache's). */
 export interface StaleShareSettings {
   /** Above this share of stale writes lately, guesses are not made. */
   readonly maxStaleShare: number;
