@@ -28,8 +28,8 @@ export function orderStockPlanning(
 ) {
   /**
    * Plans the stock of every item of an order, all or nothing: from one
-   * shard that has an item's whole quantity (the one this sandbox confirmed
-   * last, unread, else a random one), else spread over shards.
+   * shard that has an item's whole quantity (a random one, read), else
+   * spread over shards.
    * Nothing is written: the saga appends these shard events in one
    * transaction with the order's own event, which records what it holds.
    */
@@ -37,15 +37,13 @@ export function orderStockPlanning(
     orderId: string,
     items: readonly { productId: string; quantity: number }[],
     meta: AppendMeta,
-    /** Whether a shard this sandbox confirmed lately may be taken unread (a step's first attempt). */
-    guess: boolean,
   ): Promise<{ parts: ReservationPart[][]; appends: ShardAppend[] } | { outOfStock: string[] }> {
     // The items' reads are sent together: in a row, each would add its round trip to the saga's step.
     const plans = await Promise.all(
       items.map(async (item) => {
         const product = await loadProduct(item.productId);
         const knownShort = product && planning.knownShortfall(product, item.quantity) !== undefined;
-        return product && !knownShort ? planning.quickly(product, item.quantity, guess) : undefined;
+        return product && !knownShort ? planning.quickly(product, item.quantity) : undefined;
       }),
     );
     const parts: ReservationPart[][] = [];
@@ -59,13 +57,14 @@ export function orderStockPlanning(
       }
       parts.push(planned.parts);
       const reservationId = sagaReservationId(orderId, item.productId);
-      const held = shardAppends(
-        item.productId,
-        shardEvents('StockReserved', reservationId, planned.parts),
-        planned.loaded,
-        meta,
+      appends.push(
+        ...shardAppends(
+          item.productId,
+          shardEvents('StockReserved', reservationId, planned.parts),
+          planned.loaded,
+          meta,
+        ),
       );
-      appends.push(...held.map((a) => ({ ...a, settling: true as const })));
     }
     if (outOfStock.length > 0) return { outOfStock };
     // Confirming or cancelling writes these shards again in one transaction with the order's event (and,

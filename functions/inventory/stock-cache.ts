@@ -1,4 +1,3 @@
-import { StaleShare, type StaleShareSettings } from '../shared/stale-share';
 import { type Stock, sumStock } from './domain';
 
 /**
@@ -17,13 +16,11 @@ import { type Stock, sumStock } from './domain';
  *   source, the read model included) less than `readMs` ago.
  *
  * Nothing here ever accepts a reservation: that is always an append
- * conditional on the shard's version (read for it, or the one `trusted`
- * hands out), which fails if the shard moved on, so a stale entry can refuse
- * too long (bounded by `confirmMs`) or cost a failed write, but never
- * oversell. Past the settings' StaleShare of such failed writes lately,
- * `trusted` hands nothing out and every shard is read again.
+ * conditional on the shard's version as read for it, which fails if the
+ * shard moved on, so a stale entry can refuse too long (bounded by
+ * `confirmMs`), but never oversell.
  */
-export interface StockCacheSettings extends StaleShareSettings {
+export interface StockCacheSettings {
   /** How long a shard confirmed from the event store counts for an early refusal. */
   readonly confirmMs: number;
   /** How long a shard seen anywhere (read model included) serves `GET /products/{id}`. */
@@ -41,27 +38,17 @@ interface Entry {
   readonly seenAt: number;
   /** When this version was last confirmed newest by the event store or an own append; 0 if never. */
   readonly confirmedAt: number;
-  /** `trusted` handed this version out: a write from it, unread, is to come (see `wrote`). */
-  readonly guessed?: true;
-  /** This sandbox held stock here for an order whose sale or release is to come, maybe from another sandbox. */
-  readonly settling?: true;
 }
 
 export class StockCache {
   private readonly products = new Map<string, (Entry | undefined)[]>();
-  private readonly staleWrites: StaleShare;
 
-  constructor(private readonly settings: StockCacheSettings) {
-    this.staleWrites = new StaleShare(settings);
-  }
+  constructor(private readonly settings: StockCacheSettings) {}
 
   /**
    * Records that `shard` of `productId` was at `version` with `stock` at time
    * `at` (for a read, the moment the read was sent). An older version than
-   * the one held is ignored: it was superseded. `settling`: this sandbox's
-   * own append held stock for an order, whose sale or release will move the
-   * shard on from whichever sandbox runs that step (see `trusted`); a newer
-   * version seen ends it.
+   * the one held is ignored: it was superseded.
    */
   remember(
     productId: string,
@@ -70,7 +57,6 @@ export class StockCache {
     version: number,
     at: number,
     source: StockSource,
-    settling = false,
   ) {
     const shards = this.shardsOf(productId);
     const held = shards[shard];
@@ -82,7 +68,6 @@ export class StockCache {
       version,
       seenAt: Math.max(at, same ? held.seenAt : 0),
       confirmedAt: Math.max(confirmedAt, same ? held.confirmedAt : 0),
-      ...(settling || (same && held.settling) ? { settling: true as const } : {}),
     };
   }
 
@@ -124,58 +109,6 @@ export class StockCache {
     return out;
   }
 
-  /**
-   * The shard to take `quantity` from without reading it first: of those
-   * confirmed (by the event store or this sandbox's own append) within
-   * `withinMs` before `now` and holding `quantity`, the most recently
-   * confirmed. A write to it is conditional on the next version, so if
-   * another writer moved it on meanwhile the write fails (and `doubt` then
-   * stops it being chosen here until it is read again).
-   * Not a shard still `settling` from this sandbox's hold for an order, until
-   * that order's sale or release is seen: taken meanwhile, the next order's
-   * write moves the shard past the version ConfirmOrder was handed, so the
-   * sale fails once and reads (in this sandbox too), and where the saga has
-   * several sandboxes the sale is often written by another, which leaves what
-   * is held here stale. Measured (session 22 of docs/benchmarks.md): with
-   * this rule the saga kept to one sandbox through a 25/s level in 8 of 11
-   * runs (0 of 5 without), reading a third as many shards and customers.
-   * None while many such writes were stale lately (see `wrote`).
-   */
-  trusted(
-    productId: string,
-    shardCount: number,
-    quantity: number,
-    now: number,
-    withinMs: number,
-  ): { shard: number; stock: Stock; version: number } | undefined {
-    if (!this.staleWrites.worthGuessing(now)) return undefined;
-    const shards = this.products.get(productId);
-    let best: { shard: number; entry: Entry } | undefined;
-    for (let i = 0; i < shardCount; i++) {
-      const e = shards?.[i];
-      if (!e || e.settling || now - e.confirmedAt >= withinMs || e.stock.available < quantity) continue;
-      if (!best || e.confirmedAt > best.entry.confirmedAt) best = { shard: i, entry: e };
-    }
-    if (!best) return undefined;
-    shards![best.shard] = { ...best.entry, guessed: true };
-    return { shard: best.shard, stock: best.entry.stock, version: best.entry.version };
-  }
-
-  /**
-   * How this sandbox's write of `shard` from `version` went: through, or
-   * failed on the shard's version (`stale`). Counted only if `trusted` handed
-   * that version out (the write read nothing first); tell it before what the
-   * write leaves is remembered or doubted.
-   */
-  wrote(productId: string, shard: number, version: number, stale: boolean, now: number) {
-    const shards = this.products.get(productId);
-    const held = shards?.[shard];
-    if (!held?.guessed || held.version !== version) return;
-    const { guessed: _, ...settled } = held;
-    shards![shard] = settled;
-    this.staleWrites.record(stale, now);
-  }
-
   /** The product's stock summed over its shards, when every shard was seen within `readMs` before `now`. */
   stock(productId: string, shardCount: number, now: number): Stock | undefined {
     const shards = this.complete(productId, shardCount, (e) => now - e.seenAt < this.settings.readMs);
@@ -214,14 +147,10 @@ export class StockCache {
  * older than the read model (plus the read model's own lag): short enough
  * that a client polling after a write elsewhere waits hardly longer than for
  * the read model itself, long enough that a product read thousands of times a
- * second costs one read of the read model per 250 ms per sandbox. Shards are
- * taken unread (`trusted`) while at most a fifth of such writes lately were
- * stale, as the saga's customers are (KNOWN_CUSTOMERS).
+ * second costs one read of the read model per 250 ms per sandbox.
  */
 export const STOCK_CACHE: StockCacheSettings = {
   confirmMs: 1000,
   readMs: 250,
   maxProducts: 10_000,
-  maxStaleShare: 0.2,
-  staleHalfLifeMs: 10_000,
 };

@@ -35,8 +35,7 @@ export interface StockPlanning {
    * not known to be short, one such call per shard at a time in this
    * sandbox: a call whose turn comes after the shard was found short
    * meanwhile does not read it again. Undefined when no shard was tried or
-   * the one tried was short. (Not the shard this sandbox wrote last, unread,
-   * as `quickly` may: see TRUSTED_SHARD_MS.)
+   * the one tried was short.
    */
   fromOneShard<T>(
     product: Product,
@@ -51,34 +50,11 @@ export interface StockPlanning {
    */
   acrossShards(product: Product, quantity: number, notBefore: number): Promise<StockPlan | Shortfall>;
   /**
-   * Plans `quantity` from one shard when it has it all, else over every shard;
-   * not serialized. The shard is one this sandbox confirmed lately (see
-   * `TRUSTED_SHARD_MS`; no read; only if `guess`), else a random one (one read).
+   * Plans `quantity` from one random shard (one read) when it has it all,
+   * else over every shard; not serialized.
    */
-  quickly(product: Product, quantity: number, guess: boolean): Promise<StockPlan | Shortfall>;
+  quickly(product: Product, quantity: number): Promise<StockPlan | Shortfall>;
 }
-
-/**
- * How long a shard this sandbox confirmed (read from the event store, or
- * wrote itself) is taken as it was, for an order's stock, without reading it
- * again. The saga's steps of an order mostly run in one sandbox, which wrote
- * the shard last; a shard moved on elsewhere costs one failed transaction
- * and is doubted, and the retry reads a random shard: sandboxes that share a
- * product spread over its shards rather than each guessing the same one
- * stale again. Where they still collide often, the cache stops guessing
- * (StockCache's stale share).
- *
- * Only a step's first attempt guesses: a sandbox that read all of a
- * product's shards holds each as confirmed, and in a hot product's last
- * units each is as likely stale as the next. Measured with the API's
- * reservations guessing too (within a minute, on every attempt): 5 of the
- * flash sale's hot case's 200,000 requests lost all 25 of their attempts
- * (`429`); on the first attempt only, none, but the spread case (80
- * products of one shard, every API sandbox writing each) took 838 s against
- * 745 s without the guess, in the same hour. So reservations read their
- * shard, as before, and only the saga guesses.
- */
-export const TRUSTED_SHARD_MS = 10_000;
 
 export function stockPlanning(
   stores: Pick<InventoryStores, 'stock' | 'loadShards' | 'loadAllShards'>,
@@ -132,15 +108,8 @@ export function stockPlanning(
 
     acrossShards,
 
-    async quickly(product, quantity, guess) {
+    async quickly(product, quantity) {
       const attemptStart = Date.now();
-      const trusted = guess
-        ? stock.trusted(product.productId, product.shardCount, quantity, attemptStart, TRUSTED_SHARD_MS)
-        : undefined;
-      if (trusted) {
-        const { shard, stock: state, version } = trusted;
-        return { parts: [{ shard, quantity }], loaded: new Map([[shard, { state, version }]]) };
-      }
       const first = randomCandidate(product, quantity);
       const single = first === undefined ? undefined : await planFromShard(product, quantity, first);
       return single ?? acrossShards(product, quantity, attemptStart);

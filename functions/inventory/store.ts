@@ -35,8 +35,6 @@ export interface ShardAppend extends PendingAppend {
   /** The shard's version the append is conditional on. */
   readonly from: number;
   readonly after: Loaded<Stock>;
-  /** The append holds stock for an order: its sale or release is to come (see StockCache `settling`). */
-  readonly settling?: true;
 }
 
 export const isShardAppend = (a: PendingAppend): a is ShardAppend => 'after' in a;
@@ -144,17 +142,12 @@ function shardWrites(
       await events.write(appends);
     } catch (error) {
       if (error instanceof ConcurrencyError) {
-        for (const a of shardAppends) {
-          const id = shardId(a.productId, a.shard);
-          stock.wrote(a.productId, a.shard, a.from, error.aggregateIds.includes(id), Date.now());
-          stock.doubt(a.productId, a.shard);
-        }
+        for (const a of shardAppends) stock.doubt(a.productId, a.shard);
       }
       throw error;
     }
     for (const a of shardAppends) {
-      stock.wrote(a.productId, a.shard, a.from, false, Date.now());
-      stock.remember(a.productId, a.shard, a.after.state, a.after.version, sentAt, 'store', a.settling);
+      stock.remember(a.productId, a.shard, a.after.state, a.after.version, sentAt, 'store');
     }
   }
 

@@ -34,7 +34,6 @@ export function reserveStock({ orders, stock, observer, loadOrder, readCustomer 
     // started with) without reading it: if anything was appended since (the other execution's claim, a
     // cancellation), every write below is conditional on version 1 and fails, and the attempts after it
     // read. Past the deadline the outcome depends on the order's real state, so it is read at once.
-    // Likewise only the first attempt takes shards unread (see TRUSTED_SHARD_MS).
     const beforeDeadline = now.getTime() < Date.parse(input.deadline);
     return retryOnConflict(async (attempt) => {
       const first = attempt === 1;
@@ -53,7 +52,7 @@ export function reserveStock({ orders, stock, observer, loadOrder, readCustomer 
       // The customer is read here, with the shards, for CapturePayment to start from: one round trip
       // fewer in the saga than reading it there.
       const [planned, customer] = await Promise.all([
-        stock.planOrderStock(input.orderId, input.items, meta, first),
+        stock.planOrderStock(input.orderId, input.items, meta),
         readCustomer(input.customerId, now),
       ]);
       if ('outOfStock' in planned) {

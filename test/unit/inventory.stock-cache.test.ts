@@ -9,8 +9,6 @@ const settings = {
   confirmMs: 1000,
   readMs: 500,
   maxProducts: 3,
-  maxStaleShare: 0.2,
-  staleHalfLifeMs: 10_000,
 };
 const stock = (available: number, reserved = 0, sold = 0): Stock => ({
   available,
@@ -99,43 +97,6 @@ describe('candidates for a one-shard reservation', () => {
     expect(cache.candidates(P, 4, 2, T + 1)).toEqual([1, 3]);
     expect(cache.candidates(P, 4, 1, T + 1)).toEqual([1, 2, 3]);
     expect(cache.candidates(P, 4, 2, T + 1000)).toEqual([0, 1, 2, 3]);
-  });
-});
-
-describe('shards taken unread (trusted)', () => {
-  test('the most recently confirmed that holds the quantity, within the bound', () => {
-    const cache = new StockCache(settings);
-    cache.remember(P, 0, stock(5), 1, T, 'store');
-    cache.remember(P, 1, stock(1), 1, T + 10, 'store');
-    cache.remember(P, 2, stock(5), 1, T + 20, 'view'); // seen in the read model, never confirmed
-    expect(cache.trusted(P, 3, 2, T + 30, 1000)).toMatchObject({ shard: 0, version: 1 });
-    expect(cache.trusted(P, 3, 1, T + 30, 1000)?.shard).toBe(1);
-    expect(cache.trusted(P, 3, 1, T + 1000, 1000)?.shard).toBe(1);
-    expect(cache.trusted(P, 3, 1, T + 1010, 1000)).toBeUndefined();
-  });
-
-  test('none while many writes from them were stale lately, and again once that has decayed', () => {
-    const cache = new StockCache(settings);
-    for (let version = 1; version <= 3; version++) {
-      cache.remember(P, 0, stock(5), version, T, 'store');
-      const guess = cache.trusted(P, 1, 1, T, 1000)!;
-      cache.wrote(P, 0, guess.version, true, T); // a stale share of 0.1, 0.19, then 0.271
-    }
-    cache.remember(P, 0, stock(5), 4, T, 'store');
-    expect(cache.trusted(P, 1, 1, T, 60_000)).toBeUndefined();
-    // Halved every 10 s: 0.205 after 4 s, 0.192 after 5 s (below 0.2).
-    expect(cache.trusted(P, 1, 1, T + 4_000, 60_000)).toBeUndefined();
-    expect(cache.trusted(P, 1, 1, T + 5_000, 60_000)?.version).toBe(4);
-  });
-
-  test('counts only writes from a version it handed out, each once', () => {
-    const cache = new StockCache(settings);
-    cache.remember(P, 0, stock(5), 1, T, 'store');
-    for (let i = 0; i < 5; i++) cache.wrote(P, 0, 1, true, T); // read for its write, not guessed
-    expect(cache.trusted(P, 1, 1, T, 1000)?.version).toBe(1);
-    for (let i = 0; i < 5; i++) cache.wrote(P, 0, 1, true, T); // one guess: a stale share of 0.1
-    cache.remember(P, 0, stock(5), 2, T, 'store');
-    expect(cache.trusted(P, 1, 1, T, 1000)?.version).toBe(2);
   });
 });
 
