@@ -50,14 +50,7 @@ export class StockCache {
    * `at` (for a read, the moment the read was sent). An older version than
    * the one held is ignored: it was superseded.
    */
-  remember(
-    productId: string,
-    shard: number,
-    stock: Stock,
-    version: number,
-    at: number,
-    source: StockSource,
-  ) {
+  remember(productId: string, shard: number, stock: Stock, version: number, at: number, source: StockSource) {
     const shards = this.shardsOf(productId);
     const held = shards[shard];
     if (held && held.version > version) return;
