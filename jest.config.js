@@ -5,6 +5,7 @@ const local = require('./local/jest.config.js');
 
 const transform = { '^.+\\.ts$': 'ts-jest' };
 const TOOLS = [
+  '/test/infra/bundles.test.ts',
   '/test/infra/cfn-lint.test.ts',
   '/test/infra/checkov.test.ts',
   '/test/infra/workflows.test.ts',
@@ -29,9 +30,9 @@ module.exports = {
       testMatch: ['<rootDir>/test/infra/**/*.test.ts'],
       testPathIgnorePatterns: TOOLS,
     },
-    // The tests that run programs of their own: the linters of the templates (cfn-lint, Checkov: Python)
-    // and of the workflows (actionlint: Go), and every CLI's --help (18 processes). In npm test, not in
-    // the quick loop of test:unit and test:infra.
+    // The tests that run programs of their own: esbuild over every function for two stages (the bundles'
+    // sizes), the linters of the templates (cfn-lint, Checkov: Python) and of the workflows (actionlint:
+    // Go), and every CLI's --help. In npm test, not in the quick loop of test:unit and test:infra.
     { ...common, displayName: 'tools', testMatch: TOOLS.map((path) => `<rootDir>${path}`) },
     {
       ...common,
