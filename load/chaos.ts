@@ -93,13 +93,14 @@ export async function applyFaults(target: Target, faults: CellFaults | undefined
 }
 
 interface Stats {
-  stepFunctions?: { running?: number; taskRetries?: number; taskFailures?: number };
+  stepFunctions?: { running?: number; tasksInFlight?: number; taskRetries?: number; taskFailures?: number };
   streams?: Record<string, { records: number; batches: number; duplicatedBatches?: number }>;
   eventBridge?: { deliveries?: number; failedDeliveries?: number; duplicatedDeliveries?: number };
 }
 
 /**
- * Waits until the cloud is quiet: no execution running and the stream and
+ * Waits until the cloud is quiet: no execution running, no Task attempt
+ * unsettled (a late one still writes after its execution ended), and the stream and
  * bus deliveries unchanged for 3 s (their consumers caught up), at most `limitMs`.
  */
 async function quiescence(target: Target, limitMs: number): Promise<Stats> {
@@ -113,7 +114,7 @@ async function quiescence(target: Target, limitMs: number): Promise<Stats> {
       last = moving;
       quietSince = Date.now();
     }
-    const running = stats.stepFunctions?.running ?? 0;
+    const running = (stats.stepFunctions?.running ?? 0) + (stats.stepFunctions?.tasksInFlight ?? 0);
     if ((running === 0 && Date.now() - quietSince >= 3_000) || Date.now() > deadline) return stats;
     await sleep(500);
   }

@@ -158,7 +158,11 @@ export function serveStatsAdmin(endpoint: AwsEndpoint, parts: ReportedParts) {
     cpu: cpuMeter.sinceReset(),
     streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, { ...p.stats, pending: p.pending }])),
     eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
-    stepFunctions: { ...stepFunctions.stats, running: stepFunctions.runningCount },
+    stepFunctions: {
+      ...stepFunctions.stats,
+      running: stepFunctions.runningCount,
+      tasksInFlight: stepFunctions.tasksInFlightCount,
+    },
     deadLetters: queues.depths(),
     admission: admission.settings,
   }));

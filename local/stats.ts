@@ -16,7 +16,10 @@ export type LocalStats = ReturnType<Telemetry['snapshot']> & {
   readonly cpu: CpuTimes;
   readonly streams: Record<string, StreamPoller['stats'] & { readonly pending: StreamPoller['pending'] }>;
   readonly eventBridge: LocalEventBridge['stats'] & { readonly byType: Record<string, number> };
-  readonly stepFunctions: LocalStepFunctions['stats'] & { readonly running: number };
+  readonly stepFunctions: LocalStepFunctions['stats'] & {
+    readonly running: number;
+    readonly tasksInFlight: number;
+  };
   readonly deadLetters: Record<string, number>;
   readonly admission: Required<AdmissionOptions>;
 };

@@ -215,6 +215,15 @@ export class LocalStepFunctions {
     return this.running.size;
   }
 
+  /**
+   * Task attempts not settled yet, counting those an execution no longer
+   * waits for (timed out, or its execution ended): a late attempt may still
+   * invoke its function and write.
+   */
+  get tasksInFlightCount(): number {
+    return this.tasks.inFlight.size;
+  }
+
   /** How many of the executions running now started more than `ms` ago. */
   runningLongerThan(ms: number): number {
     const startedBefore = Date.now() - ms;

@@ -39,6 +39,14 @@ const deadLetters = async () =>
 
 const cells = chaosMatrix().filter((cell) => !cell.faults.crash);
 
+/**
+ * An order can be final (cancelled by the sweeper at its deadline) while its
+ * execution still retries a late step: five attempts of a Task's 10 s timeout
+ * and up to 15 s of backoff, then compensation, and a late attempt runs 12 s
+ * past its timeout. Quiescence waits that long, not the default 30 s.
+ */
+const LONGEST_EXECUTION_MS = 120_000;
+
 afterEach(async () => {
   await applyFaults(target(), undefined);
 });
@@ -121,7 +129,7 @@ async function shortForm(cell: Cell) {
   // A fault that must make dead letters has made them (a rule target's retries take some seconds).
   if (cell.deadLetters === 'expected')
     await eventually(deadLetters, (all) => all.some((d) => !before.has(d.messageId)), 60_000);
-  await quiescentWrites();
+  await quiescentWrites(undefined, undefined, LONGEST_EXECUTION_MS);
   await applyFaults(target(), undefined);
   const letters = (await deadLetters())
     .filter((d) => !before.has(d.messageId))
@@ -165,6 +173,7 @@ describe('chaos, short form: every cell', () => {
       // The edges were reached: the scarce product's last unit went to one order, the other was cancelled.
       expect(Object.keys(outcomes).some((o) => o.startsWith('CANCELLED'))).toBe(true);
     },
-    240_000,
+    // Every order final (150 s at most), its dead letters (60 s), then quiescence.
+    400_000,
   );
 });

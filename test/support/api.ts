@@ -262,12 +262,12 @@ export async function localAdmin<T = Record<string, unknown>>(
 interface QuiescenceStats {
   writes: Record<string, { itemWrites: number }>;
   streams: Record<string, { pending: boolean }>;
-  stepFunctions: { running: number };
+  stepFunctions: { running: number; tasksInFlight: number };
 }
 
 /**
  * Item writes per table once the cloud is quiescent: no saga execution
- * running, no stream mapping with records on their way (a batch gathering
+ * running and no Task attempt unsettled (a late one may still write), no stream mapping with records on their way (a batch gathering
  * over its window, or being delivered), and no write for `stillMs`, so that
  * every write an earlier request caused has landed. Tables whose name
  * matches `leaveOut` are not counted.
@@ -295,7 +295,10 @@ async function sampleWrites(leaveOut?: RegExp) {
       .filter(([table]) => !leaveOut?.test(table))
       .map(([table, t]) => [table, t.itemWrites]),
   );
-  const busy = stats.stepFunctions.running > 0 || Object.values(stats.streams).some((s) => s.pending);
+  const busy =
+    stats.stepFunctions.running > 0 ||
+    stats.stepFunctions.tasksInFlight > 0 ||
+    Object.values(stats.streams).some((s) => s.pending);
   return { writes, busy, key: JSON.stringify(writes) };
 }
 
