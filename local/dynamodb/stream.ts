@@ -33,7 +33,9 @@ const MAX_RECORDS = 1000;
  * read records within milliseconds; a reader further behind than this gets
  * `TrimmedDataAccessException`, as it would after 24 hours on AWS.
  */
-const MAX_KEPT_RECORDS = 200_000;
+export const MAX_KEPT_RECORDS = 200_000;
+/** Changes trimmed at once at least, beyond MAX_KEPT_RECORDS or past the 24 hours. */
+export const TRIM_BATCH = 10_000;
 
 /**
  * One change as the stream keeps it: its sequence number, when it was made,
@@ -72,13 +74,16 @@ export class TableStream {
   append(sequence: bigint, at: number, before: Item | undefined, after: Item | undefined) {
     this.changes.push({ sequence, at, before, after });
     if (this.changes.length === 1) this.firstKept = sequence;
+    // A trim copies what is kept, so it waits until a batch can go; DynamoDB too removes records past 24 hours
+    // "at any moment", not at once.
     const horizon = Date.now() - RETENTION_MS;
-    let drop = Math.max(0, this.changes.length - MAX_KEPT_RECORDS);
+    const overCount = this.changes.length - MAX_KEPT_RECORDS;
+    const batchAged = (this.changes[TRIM_BATCH - 1]?.at ?? horizon) < horizon;
+    if (overCount < TRIM_BATCH && !batchAged) return;
+    let drop = Math.max(0, overCount);
     while (drop < this.changes.length && this.changes[drop]!.at < horizon) drop++;
-    if (drop > 0) {
-      this.changes = this.changes.slice(drop);
-      this.firstKept = this.changes[0]?.sequence ?? this.firstKept;
-    }
+    this.changes = this.changes.slice(drop);
+    this.firstKept = this.changes[0]?.sequence ?? this.firstKept;
   }
 
   /** The record DynamoDB Streams delivers for a change (Record, DynamoDB Streams API Reference). */
