@@ -13,6 +13,22 @@ export interface SortCondition {
 }
 
 /**
+ * An item as a collection keeps it: the attributes it is ordered by, as
+ * values, and the whole item as its JSON text. A flash sale writes hundreds
+ * of thousands of event items that are read once or never again; as objects
+ * of attribute values each held about 3.5 KB of heap, as text about 0.8 KB.
+ * Every read parses its own copy, so no caller can change what is stored.
+ * The text is shared by the table, its indexes and its stream.
+ */
+export interface StoredItem {
+  readonly keys: Item;
+  readonly text: string;
+}
+
+/** The item a stored entry holds (a copy of its own). */
+export const unpack = (stored: StoredItem): Item => JSON.parse(stored.text) as Item;
+
+/**
  * Items grouped by partition key and kept in sort-key order within each
  * partition, the way DynamoDB lays out a table or a global secondary index
  * ("Partitions and data distribution", Developer Guide): a Query reads one
@@ -23,14 +39,20 @@ export interface SortCondition {
  */
 export class Collection {
   /** Partition key (as `keyString`) to its items, in order. */
-  readonly partitions = new Map<string, Item[]>();
+  private readonly partitions = new Map<string, StoredItem[]>();
+  /** Orders two items' keys (a stored entry's `keys`, or a request's key). */
   private readonly compare: (a: Item, b: Item) => number;
+  /** The attributes an entry keeps as values: this collection's key and, in an index, the table's. */
+  private readonly keyNames: readonly string[];
 
   constructor(
     readonly key: KeyNames,
     /** The table's own keys, when this collection is an index (the tie-break between equal index keys). */
     readonly tableKey?: KeyNames,
   ) {
+    this.keyNames = [...new Set([key.hash, key.range, tableKey?.hash, tableKey?.range])].filter(
+      (name): name is string => name !== undefined,
+    );
     const range = key.range;
     const tieBreak = tableKey ? tableOrder(tableKey) : undefined;
     if (range && tieBreak) {
@@ -57,33 +79,41 @@ export class Collection {
   get(key: Item): Item | undefined {
     const items = this.partitions.get(keyString(key[this.key.hash]!));
     if (!items) return undefined;
-    if (!this.key.range) return items[0];
+    if (!this.key.range) return items[0] && unpack(items[0]);
     const at = this.search(items, key);
-    return at >= 0 ? items[at] : undefined;
+    return at >= 0 ? unpack(items[at]!) : undefined;
   }
 
-  /** Adds `item` (which must not be here already under its keys). */
-  insert(item: Item) {
+  /**
+   * Stores `item` (in place of any entry with its keys), as `text` when
+   * given: the JSON text of the same item, already made for the table.
+   */
+  insert(item: Item, text = JSON.stringify(item)): StoredItem {
+    const keys: Item = {};
+    for (const name of this.keyNames) if (item[name] !== undefined) keys[name] = item[name]!;
+    const stored: StoredItem = { keys, text };
     const partition = this.partitionOf(item);
     const items = this.partitions.get(partition);
     if (!items) {
-      this.partitions.set(partition, [item]);
-      return;
+      this.partitions.set(partition, [stored]);
+      return stored;
     }
-    const at = this.search(items, item);
-    if (at >= 0) items[at] = item;
-    else items.splice(-at - 1, 0, item);
+    const at = this.search(items, keys);
+    if (at >= 0) items[at] = stored;
+    else items.splice(-at - 1, 0, stored);
+    return stored;
   }
 
-  /** Removes the entry stored for `item`'s keys (as they were when it was inserted). */
-  remove(item: Item) {
+  /** Removes the entry stored for `item`'s keys (as they were when it was inserted), and returns it. */
+  remove(item: Item): StoredItem | undefined {
     const partition = this.partitionOf(item);
     const items = this.partitions.get(partition);
-    if (!items) return;
+    if (!items) return undefined;
     const at = this.search(items, item);
-    if (at < 0) return;
-    items.splice(at, 1);
+    if (at < 0) return undefined;
+    const [removed] = items.splice(at, 1);
     if (items.length === 0) this.partitions.delete(partition);
+    return removed;
   }
 
   /**
@@ -104,8 +134,8 @@ export class Collection {
       if (forward) from = Math.max(from, this.firstAfter(items, exclusiveStart));
       else to = Math.min(to, this.firstAfter(items, exclusiveStart, true));
     }
-    if (forward) for (let i = from; i < to; i++) yield items[i]!;
-    else for (let i = to - 1; i >= from; i--) yield items[i]!;
+    if (forward) for (let i = from; i < to; i++) yield unpack(items[i]!);
+    else for (let i = to - 1; i >= from; i--) yield unpack(items[i]!);
   }
 
   /** Every item, partition by partition (a Scan), starting after `exclusiveStart` when given. */
@@ -119,7 +149,7 @@ export class Collection {
         started = true;
         from = this.firstAfter(items, exclusiveStart!);
       }
-      for (let i = from; i < items.length; i++) yield items[i]!;
+      for (let i = from; i < items.length; i++) yield unpack(items[i]!);
     }
   }
 
@@ -130,12 +160,12 @@ export class Collection {
   }
 
   /** Binary search: the index of the entry ordered equal to `probe`, or -(insertion point) - 1. */
-  private search(items: readonly Item[], probe: Item): number {
+  private search(items: readonly StoredItem[], probe: Item): number {
     let low = 0;
     let high = items.length - 1;
     while (low <= high) {
       const mid = (low + high) >>> 1;
-      const c = this.compare(items[mid]!, probe);
+      const c = this.compare(items[mid]!.keys, probe);
       if (c < 0) low = mid + 1;
       else if (c > 0) high = mid - 1;
       else return mid;
@@ -144,12 +174,12 @@ export class Collection {
   }
 
   /** The first index whose entry orders after `key` (or, `orEqual`, at or after it). */
-  private firstAfter(items: readonly Item[], key: Item, orEqual = false): number {
+  private firstAfter(items: readonly StoredItem[], key: Item, orEqual = false): number {
     let low = 0;
     let high = items.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      const c = this.compare(items[mid]!, key);
+      const c = this.compare(items[mid]!.keys, key);
       if (c < 0 || (c === 0 && !orEqual)) low = mid + 1;
       else high = mid;
     }
@@ -157,13 +187,13 @@ export class Collection {
   }
 
   /** The index range [from, to) of a partition whose sort key meets `sort`. */
-  private bounds(items: readonly Item[], range: string, sort: SortCondition): [number, number] {
+  private bounds(items: readonly StoredItem[], range: string, sort: SortCondition): [number, number] {
     const first = (test: (c: number) => boolean) => {
       let low = 0;
       let high = items.length;
       while (low < high) {
         const mid = (low + high) >>> 1;
-        if (test(compareKeyValues(items[mid]![range]!, sort.values[0]!))) high = mid;
+        if (test(compareKeyValues(items[mid]!.keys[range]!, sort.values[0]!))) high = mid;
         else low = mid + 1;
       }
       return low;
@@ -187,7 +217,7 @@ export class Collection {
         let high = items.length;
         while (low < high) {
           const mid = (low + high) >>> 1;
-          if (compareKeyValues(items[mid]![range]!, upper) > 0) high = mid;
+          if (compareKeyValues(items[mid]!.keys[range]!, upper) > 0) high = mid;
           else low = mid + 1;
         }
         return [firstAtLeast(), low];
@@ -199,7 +229,7 @@ export class Collection {
         let high = items.length;
         while (low < high) {
           const mid = (low + high) >>> 1;
-          if (beginsWith(items[mid]![range]!, sort.values[0]!)) low = mid + 1;
+          if (beginsWith(items[mid]!.keys[range]!, sort.values[0]!)) low = mid + 1;
           else high = mid;
         }
         return [from, low];

@@ -1,3 +1,4 @@
+import type { StoredItem } from './collection';
 import { DynamoDbError, validation } from './errors';
 import { batchGetItem, batchWriteItem, deleteItem, getItem, putItem, updateItem } from './items';
 import type { Journal, JournalEntry } from './journal';
@@ -105,18 +106,20 @@ export class DynamoDbEngine {
     const written = new Set<string>();
     for (const change of changes) {
       const { table, before, after } = change;
+      let removed: StoredItem | undefined;
+      let stored: StoredItem | undefined;
       if (before) {
-        table.items.remove(before);
+        removed = table.items.remove(before);
         for (const index of table.indexes.values())
           if (index.collection.holds(before)) index.collection.remove(before);
       }
       if (after) {
-        table.items.insert(after);
+        stored = table.items.insert(after);
         for (const index of table.indexes.values())
-          if (index.collection.holds(after)) index.collection.insert(after);
+          if (index.collection.holds(after)) index.collection.insert(after, stored.text);
       }
       written.add(table.name);
-      if (table.stream && !sameItem(before, after)) table.stream.append(this.sequence++, at, before, after);
+      if (table.stream && !sameItem(before, after)) table.stream.append(this.sequence++, at, removed, stored);
     }
     if (this.journal && !this.replaying) {
       this.journal.append({

@@ -1,3 +1,4 @@
+import { type StoredItem, unpack } from './collection';
 import { DynamoDbError, validation } from './errors';
 import { type Item, itemSize } from './values';
 
@@ -39,15 +40,15 @@ export const TRIM_BATCH = 10_000;
 
 /**
  * One change as the stream keeps it: its sequence number, when it was made,
- * and the item before and after (the stored items themselves, shared with the
- * table, never changed). The record `GetRecords` answers with is built from it
- * when it is read: a change kept costs a few dozen bytes, not a record's.
+ * and the item before and after (the entries stored for them, whose text the
+ * table shares). The record `GetRecords` answers with is built from it when it
+ * is read: a change kept costs a few dozen bytes, not a record's.
  */
 interface Change {
   readonly sequence: bigint;
   readonly at: number;
-  readonly before: Item | undefined;
-  readonly after: Item | undefined;
+  readonly before: StoredItem | undefined;
+  readonly after: StoredItem | undefined;
 }
 
 /**
@@ -71,7 +72,7 @@ export class TableStream {
     this.shardId = `shardId-${String(createdAt).padStart(20, '0')}-${label.replace(/\D/g, '').slice(0, 8)}`;
   }
 
-  append(sequence: bigint, at: number, before: Item | undefined, after: Item | undefined) {
+  append(sequence: bigint, at: number, before: StoredItem | undefined, after: StoredItem | undefined) {
     this.changes.push({ sequence, at, before, after });
     if (this.changes.length === 1) this.firstKept = sequence;
     // A trim copies what is kept, so it waits until a batch can go; DynamoDB too removes records past 24 hours
@@ -90,9 +91,11 @@ export class TableStream {
   private record(change: Change): StreamRecord {
     const { before, after } = change;
     const view = this.viewType;
-    const keys = this.keyOf((after ?? before)!);
-    const newImage = after && (view === 'NEW_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? after : undefined;
-    const oldImage = before && (view === 'OLD_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? before : undefined;
+    const keys = this.keyOf((after ?? before)!.keys);
+    const newImage =
+      after && (view === 'NEW_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? unpack(after) : undefined;
+    const oldImage =
+      before && (view === 'OLD_IMAGE' || view === 'NEW_AND_OLD_IMAGES') ? unpack(before) : undefined;
     const sequence = sequenceNumber(change.sequence);
     return {
       // Unique per record, and the same each time the record is read (or rebuilt from the journal).

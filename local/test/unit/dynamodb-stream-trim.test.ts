@@ -1,8 +1,11 @@
+import type { StoredItem } from '../../dynamodb/collection';
 import { decodeIterator, MAX_KEPT_RECORDS, TableStream, TRIM_BATCH } from '../../dynamodb/stream';
-import type { Item } from '../../dynamodb/values';
 
 const ARN = 'arn:aws:dynamodb:us-east-1:000000000000:table/T/stream/2026-01-01T00:00:00.000';
-const itemNumber = (n: number): Item => ({ pk: { S: `k${n}` } });
+const itemNumber = (n: number): StoredItem => {
+  const item = { pk: { S: `k${n}` } };
+  return { keys: item, text: JSON.stringify(item) };
+};
 
 function streamWith(count: number, at = Date.now()) {
   const stream = new TableStream(ARN, '2026-01-01T00:00:00.000', 'NEW_IMAGE', 0, (item) => ({
