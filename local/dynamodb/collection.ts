@@ -17,16 +17,27 @@ export interface SortCondition {
  * values, and the whole item as its JSON text. A flash sale writes hundreds
  * of thousands of event items that are read once or never again; as objects
  * of attribute values each held about 3.5 KB of heap, as text about 0.8 KB.
- * Every read parses its own copy, so no caller can change what is stored.
- * The text is shared by the table, its indexes and its stream.
+ * The text is shared by the table, its indexes and its stream. While an
+ * item is among its collection's recently used (`RECENT_ITEMS`) it keeps its
+ * objects too, so the working set is not parsed on every read. An item read
+ * or written is never changed in place: callers share it, as they share
+ * every stored item's objects.
  */
 export interface StoredItem {
   readonly keys: Item;
   readonly text: string;
+  item?: Item;
 }
 
-/** The item a stored entry holds (a copy of its own). */
-export const unpack = (stored: StoredItem): Item => JSON.parse(stored.text) as Item;
+/** The item a stored entry holds. */
+export const unpack = (stored: StoredItem): Item => stored.item ?? (JSON.parse(stored.text) as Item);
+
+/**
+ * How many of a collection's entries keep their objects, most recently
+ * written or read first in, first out: a saga's order and customer, a
+ * product's shards, the reservations a sweep reads.
+ */
+export const RECENT_ITEMS = 2048;
 
 /**
  * Items grouped by partition key and kept in sort-key order within each
@@ -44,6 +55,9 @@ export class Collection {
   private readonly compare: (a: Item, b: Item) => number;
   /** The attributes an entry keeps as values: this collection's key and, in an index, the table's. */
   private readonly keyNames: readonly string[];
+  /** The entries that keep their objects (`RECENT_ITEMS`), a ring whose oldest slot is `nextRecent`. */
+  private readonly recent: (StoredItem | undefined)[] = [];
+  private nextRecent = 0;
 
   constructor(
     readonly key: KeyNames,
@@ -79,9 +93,23 @@ export class Collection {
   get(key: Item): Item | undefined {
     const items = this.partitions.get(keyString(key[this.key.hash]!));
     if (!items) return undefined;
-    if (!this.key.range) return items[0] && unpack(items[0]);
+    if (!this.key.range) return items[0] && this.read(items[0]);
     const at = this.search(items, key);
-    return at >= 0 ? unpack(items[at]!) : undefined;
+    return at >= 0 ? this.read(items[at]!) : undefined;
+  }
+
+  /** A stored entry's item, from its objects if it keeps them, else parsed and kept among the recent. */
+  private read(stored: StoredItem): Item {
+    return stored.item ?? this.keepRecent(stored, JSON.parse(stored.text) as Item);
+  }
+
+  private keepRecent(stored: StoredItem, item: Item): Item {
+    const oldest = this.recent[this.nextRecent];
+    if (oldest) oldest.item = undefined;
+    this.recent[this.nextRecent] = stored;
+    this.nextRecent = (this.nextRecent + 1) % RECENT_ITEMS;
+    stored.item = item;
+    return item;
   }
 
   /**
@@ -92,6 +120,7 @@ export class Collection {
     const keys: Item = {};
     for (const name of this.keyNames) if (item[name] !== undefined) keys[name] = item[name]!;
     const stored: StoredItem = { keys, text };
+    this.keepRecent(stored, item);
     const partition = this.partitionOf(item);
     const items = this.partitions.get(partition);
     if (!items) {
@@ -134,8 +163,8 @@ export class Collection {
       if (forward) from = Math.max(from, this.firstAfter(items, exclusiveStart));
       else to = Math.min(to, this.firstAfter(items, exclusiveStart, true));
     }
-    if (forward) for (let i = from; i < to; i++) yield unpack(items[i]!);
-    else for (let i = to - 1; i >= from; i--) yield unpack(items[i]!);
+    if (forward) for (let i = from; i < to; i++) yield this.read(items[i]!);
+    else for (let i = to - 1; i >= from; i--) yield this.read(items[i]!);
   }
 
   /** Every item, partition by partition (a Scan), starting after `exclusiveStart` when given. */
@@ -149,7 +178,7 @@ export class Collection {
         started = true;
         from = this.firstAfter(items, exclusiveStart!);
       }
-      for (let i = from; i < items.length; i++) yield unpack(items[i]!);
+      for (let i = from; i < items.length; i++) yield this.read(items[i]!);
     }
   }
 
