@@ -204,11 +204,13 @@ export function inventoryCommands(stores: InventoryStores, settings: InventorySe
     };
     try {
       return await retryOnConflict(async () => {
-        // The limit first: a caller at it is refused whatever the stock, and with no read of a shard.
-        const overLimit = await takeHold();
-        if (overLimit) return overLimit as Outcome<Reservation>;
+        // A product this sandbox knows is short is refused from memory, before the caller's holdings are
+        // read: after a flash sale sells out, every further request is refused with no read at all.
         const refused = knownShort();
         if (refused) return refused;
+        // Then the limit: a caller at it is refused whatever the shards hold, with no read of one.
+        const overLimit = await takeHold();
+        if (overLimit) return overLimit as Outcome<Reservation>;
         const attemptStart = Date.now();
         // The common case: one shard has it all.
         const single = await planning.fromOneShard(product, quantity, place);

@@ -212,6 +212,17 @@ describe('reservations of a shop caller', () => {
     });
   });
 
+  test('a product known to be sold out is refused with no read, not even of the caller’s holdings', async () => {
+    const { c, inventory, productId } = await world(5);
+    succeeded(await inventory.reserveStock(productId, 5, meta, 'res_1', OPS));
+    const reads = () => c.events.calls.newest + c.events.calls.at + c.events.calls.pages;
+    const before = reads();
+    expect(await inventory.reserveStock(productId, 1, meta, 'res_2', ANN)).toMatchObject({
+      rejection: { code: 'INSUFFICIENT_STOCK' },
+    });
+    expect(reads()).toBe(before);
+  });
+
   test('releasing or expiring gives the caller its room back; a reservation past its expiry no longer counts', async () => {
     const { inventory, productId } = await world();
     succeeded(await inventory.reserveStock(productId, 5, meta, 'res_1', ANN));
