@@ -143,6 +143,11 @@ describe('who may do what', () => {
     expect(placed.body.status).toBe('CONFIRMED');
     orderId = placed.body.orderId;
     paymentId = placed.body.paymentId!;
+    // CONFIRMED is the order's answer, not the product's: the sale reaches the product's view through
+    // the projector (and its GET through a sandbox's stock cache) later, and must not land inside the
+    // first refusal the matrix judges.
+    await quiescentWrites();
+    await new Promise((resolve) => setTimeout(resolve, STOCK_CACHE.readMs));
   }, 60_000);
 
   /** Every record the matrix touches, read by an operator. */
