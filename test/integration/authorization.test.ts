@@ -97,6 +97,16 @@ interface Row {
 }
 type Expected = { status: number; body?: unknown };
 
+/**
+ * Waits until what earlier successes started (a saga, projections) has ended and the product's GET,
+ * served from a sandbox's stock cache, shows it: else a stale `before` and a fresh `after` differ
+ * with nothing changed in between.
+ */
+async function settled() {
+  await quiescentWrites();
+  await new Promise((resolve) => setTimeout(resolve, STOCK_CACHE.readMs));
+}
+
 describe('who may do what', () => {
   let issuer: Issuer;
   let owner: Awaited<ReturnType<typeof shopCaller>>;
@@ -146,8 +156,7 @@ describe('who may do what', () => {
     // CONFIRMED is the order's answer, not the product's: the sale reaches the product's view through
     // the projector (and its GET through a sandbox's stock cache) later, and must not land inside the
     // first refusal the matrix judges.
-    await quiescentWrites();
-    await new Promise((resolve) => setTimeout(resolve, STOCK_CACHE.readMs));
+    await settled();
   }, 60_000);
 
   /** Every record the matrix touches, read by an operator. */
@@ -304,13 +313,8 @@ describe('who may do what', () => {
         else expect(answer).toMatchObject(expected.body as object);
       }
       if (r.status >= 400) expect({ who, after: await snapshot() }).toEqual({ who, after: before });
-      else {
-        // What a success started (a saga, projections) ends before the next refusal is judged, and
-        // the product's GET (served from a sandbox's stock cache) shows it only once the cache's bound
-        // has passed: else a stale `before` and a fresh `after` differ with nothing changed in between.
-        await quiescentWrites();
-        await new Promise((resolve) => setTimeout(resolve, STOCK_CACHE.readMs));
-      }
+      // What a success started must be seen before the next refusal is judged.
+      else await settled();
     };
     for (const row of rows()) {
       for (const [kind, authorization] of Object.entries(bad)) {
