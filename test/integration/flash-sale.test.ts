@@ -246,8 +246,13 @@ describe('GET /products/{id} from the cache', () => {
       const after = await localAdmin<Stats>('stats');
       const delta = (table: string, operation: string) =>
         calls(after, table, operation) - calls(before, table, operation);
+      const viewCalls = Object.keys({ ...before.reads[viewsTable], ...after.reads[viewsTable] }).reduce(
+        (sum, operation) => sum + delta(viewsTable, operation),
+        0,
+      );
       return {
         body: read.body,
+        viewCalls,
         viewGets: delta(viewsTable, 'GetItem'),
         viewBatchGets: delta(viewsTable, 'BatchGetItem'),
         viewReadUnits: units(after) - units(before),
@@ -255,13 +260,15 @@ describe('GET /products/{id} from the cache', () => {
       };
     };
     // The counters are the whole cloud's: a scheduled run (the expirer releasing another test's
-    // reservation, the saga sweeper) can read these tables during the GET. Such a run only adds, so a
-    // GET measured again is the same GET; three tries with every one disturbed would be a failure.
+    // reservation, the saga sweeper) can read these tables during the GET, and its read units land in
+    // the same counter. Such a run only adds calls, so a GET measured while any other call reached the
+    // read model is measured again; three tries with every one disturbed would be a failure.
+    const disturbed = (m: { viewCalls: number; storeQueries: number }) =>
+      m.viewCalls !== 1 || m.storeQueries > 1;
     let measured = await measuredGet();
-    for (let retry = 0; retry < 2 && (measured.viewGets !== 1 || measured.storeQueries > 1); retry++)
-      measured = await measuredGet();
+    for (let retry = 0; retry < 2 && disturbed(measured); retry++) measured = await measuredGet();
     expect(measured.body).toMatchObject({ available: 1_000_000, reserved: 0, sold: 0 });
-    expect(measured).toMatchObject({ viewGets: 1, viewBatchGets: 0, viewReadUnits: 0.5 });
+    expect(measured).toMatchObject({ viewCalls: 1, viewGets: 1, viewBatchGets: 0, viewReadUnits: 0.5 });
     // Nothing of the shards from the event store (its product item, at most, in a sandbox that had not read it).
     expect(measured.storeQueries).toBeLessThanOrEqual(1);
   });
