@@ -39,6 +39,7 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      setupFiles: ['<rootDir>/test/integration/integration-worker.ts'],
       globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
     },
     ...local.projects,

@@ -16,6 +16,7 @@ import {
   get,
   type OrderView,
   post,
+  postRetryingThrottled,
   quiescentWrites,
 } from '../support/api';
 
@@ -75,6 +76,10 @@ async function shortForm(cell: Cell) {
   const before = new Set((await deadLetters()).map((d) => d.messageId));
   await applyFaults(target(), cell.faults);
 
+  // A cell whose fault the client may see (DynamoDB refusing calls: the API answers 429) is sent as a
+  // client that honours the contract sends: again after its Retry-After, with the same key. Every other
+  // cell's first answer must be the one a run without the fault gives.
+  const send = cell.answersUnchanged ? post : postRetryingThrottled;
   const orders: [string, string, number][] = [
     [ample.customerId, stocked.productId, 1],
     [ample.customerId, scarce.productId, 1],
@@ -86,7 +91,7 @@ async function shortForm(cell: Cell) {
       const idempotencyKey = randomUUID();
       const items = [{ productId, quantity }];
       const placedAt = Date.now();
-      const placed = await post<{ orderId: string }>(
+      const placed = await send<{ orderId: string }>(
         '/orders',
         { customerId, items },
         { 'idempotency-key': idempotencyKey },
@@ -102,7 +107,7 @@ async function shortForm(cell: Cell) {
     }),
   );
   const reservationKey = randomUUID();
-  const reserved = await post<{ reservationId: string; expiresAt: string }>(
+  const reserved = await send<{ reservationId: string; expiresAt: string }>(
     `/products/${stocked.productId}/reservations`,
     { quantity: 1 },
     { 'idempotency-key': reservationKey },

@@ -1,5 +1,5 @@
 import type { LocalProcess } from '@commerce/local-cloud';
 
 export default async function globalTeardown() {
-  await (globalThis as { localCloud?: LocalProcess }).localCloud?.stop();
+  await Promise.all((globalThis as { localClouds?: LocalProcess[] }).localClouds?.map((c) => c.stop()) ?? []);
 }
