@@ -192,3 +192,45 @@ describe('every command the workflows call exists', () => {
     expect([...named].sort().filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
   });
 });
+
+describe("what the workflows' Artillery runs read is made before them", () => {
+  /** The payload an Artillery script reads, relative to the repository (its `config.payload.path` is the script's). */
+  const payloadOf = (script: string) => {
+    const { config } = parse(readFileSync(join(ROOT, script), 'utf8')) as {
+      config: { payload?: { path: string } };
+    };
+    return config.payload && relative(ROOT, join(ROOT, script, '..', config.payload.path));
+  };
+
+  test('each `artillery run` of a script with a payload comes after a step of its job that seeds it', () => {
+    const problems: string[] = [];
+    let runs = 0;
+    for (const file of files) {
+      const workflow = parse(readFileSync(file, 'utf8')) as Workflow;
+      for (const [job, { steps = [] }] of Object.entries(workflow.jobs)) {
+        const earlier: string[] = [];
+        for (const { run } of steps) {
+          if (run === undefined) continue;
+          const script = /artillery run .*?(load\/[\w-]+\.yml)/.exec(run)?.[1];
+          if (script) {
+            runs++;
+            const payload = payloadOf(script);
+            // `npm run seed` writes load/out/seed.csv unless told otherwise (--out, --payload).
+            const seeds = earlier.some((r) => /\bnpm run seed\b/.test(r) && !/--(out|payload)\b/.test(r));
+            if (payload === 'load/out/seed.csv' && !seeds)
+              problems.push(
+                `${relative(ROOT, file)} ${job}: artillery run ${script} reads ${payload}, which no step before it seeds`,
+              );
+            else if (payload !== undefined && payload !== 'load/out/seed.csv')
+              problems.push(
+                `${relative(ROOT, file)} ${job}: ${script} reads ${payload}: teach this test what writes it`,
+              );
+          }
+          earlier.push(run);
+        }
+      }
+    }
+    expect(runs).toBeGreaterThanOrEqual(1);
+    expect(problems).toEqual([]);
+  });
+});
