@@ -39,6 +39,8 @@ interface Bundle {
   readonly name: string;
   readonly files: Readonly<Record<string, number>>;
   readonly code: string;
+  /** The asset's directory (its index.mjs.map, where a stage ships one). */
+  readonly dir: string;
 }
 
 const outdirs: string[] = [];
@@ -69,6 +71,7 @@ function bundlesOf(stage: string, context: Record<string, string> = {}): Bundle[
         name: id.replace(/Function[0-9A-F]{8}$/, ''),
         files,
         code: readFileSync(join(dir, 'index.mjs'), 'utf8'),
+        dir,
       };
     });
 }
@@ -127,3 +130,30 @@ test("the SDK's credential chain is cut to the environment's credentials", () =>
     }
   }
 });
+
+/** Characters per line of a bundle: thousands when minified, tens when readable. */
+const meanLineLength = (code: string) => code.length / code.split('\n').length;
+
+test('a debug build (npm start -- --debug) is readable and mapped to our sources', () => {
+  const debug = bundlesOf('dev', { debugBundles: 'true' });
+  expect(debug.map((b) => b.name).sort()).toEqual(dev.map((b) => b.name).sort());
+  for (const { name, files, code, dir } of debug) {
+    // Not minified: a statement a line, where a minified bundle runs to thousands of characters a line.
+    expect({ name, readable: meanLineLength(code) < 100 }).toEqual({ name, readable: true });
+    expect({ name, files: Object.keys(files).sort() }).toEqual({
+      name,
+      files: ['index.mjs', 'index.mjs.map'],
+    });
+    expect({ name, linked: code.includes('//# sourceMappingURL=index.mjs.map') }).toEqual({
+      name,
+      linked: true,
+    });
+    // Its map names the project's own TypeScript, so that a breakpoint set there binds.
+    const { sources } = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    const ours = sources.filter((s) => /(^|\/)functions\/\w+\/.+\.ts$/.test(s));
+    expect({ name, mapsOurSources: ours.length > 0 }).toEqual({ name, mapsOurSources: true });
+  }
+  // The prod build of the same functions is minified.
+  for (const { name, code } of prod)
+    expect({ name, minified: meanLineLength(code) > 1_000 }).toEqual({ name, minified: true });
+}, 240_000);
