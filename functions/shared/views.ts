@@ -224,7 +224,8 @@ export async function eachProjected(
       const keys = { aggregateId: event.aggregateId, type: event.type, correlationId: event.correlationId };
       try {
         await project(event);
-        logger.debug('projected', keys);
+        // At INFO, so that a request's trail (`npm run logs -- -c ID`) shows its views updated; prod logs WARN.
+        logger.info('projected', keys);
       } catch (error) {
         logger.error('projection failed', { ...keys, error: error as Error });
         failed.push(event.aggregateId);

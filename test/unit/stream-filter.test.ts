@@ -3,6 +3,7 @@ import { filterPatterns, passesFilters } from '@commerce/local-cloud';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { outgoingOf, publish } from '../../functions/outbox/handlers/publisher';
 import { INTEGRATION_EVENTS, streamFilterPatterns } from '../../functions/outbox/integration-events';
+import { logger } from '../../functions/shared/powertools';
 import { eventItem, FILTER_CASES, streamRecord } from '../support/stream-records';
 
 const relayFilters = streamFilterPatterns(INTEGRATION_EVENTS);
@@ -67,6 +68,12 @@ describe('the outbox relay’s stream filter', () => {
 });
 
 describe('the outbox relay’s partial batch failures', () => {
+  // Each event put is an INFO line; kept off the test's output, and read where a test asks.
+  let info: jest.SpyInstance;
+  beforeEach(() => {
+    info = jest.spyOn(logger, 'info').mockImplementation(() => undefined);
+  });
+  afterEach(() => info.mockRestore());
   const placed = (n: number) =>
     Array.from({ length: n }, (_, i) => streamRecord('INSERT', eventItem('Order', 'OrderPlaced', i + 1)));
   const outgoing = (n: number) =>
@@ -117,6 +124,20 @@ describe('the outbox relay’s partial batch failures', () => {
       [13, 16],
       [13, 16],
       [13, 16],
+    ]);
+  });
+
+  test('each event put on the bus is logged once, with its request’s correlation id, when EventBridge takes it', async () => {
+    const records = outgoing(4).map((o, i) => ({ ...o, correlationId: `corr-${i}` }));
+    // Entry 2 refused on the first call, taken on the retry.
+    const { putEvents } = bus((n, call) => n === 2 && call === 1);
+    await publish(records, putEvents, [0, 0, 0]);
+    const published = info.mock.calls.filter(([message]) => message === 'event published');
+    expect(published.map(([, keys]) => (keys as { correlationId: string }).correlationId)).toEqual([
+      'corr-0',
+      'corr-1',
+      'corr-3',
+      'corr-2',
     ]);
   });
 

@@ -32,6 +32,8 @@ export const detailOf = (e: EventRecord) => ({
 export interface Outgoing {
   readonly sequenceNumber: string;
   readonly entry: PutEventsRequestEntry;
+  /** The request that caused the event, for the line that says it was published. */
+  readonly correlationId?: string | undefined;
 }
 
 /**
@@ -48,6 +50,7 @@ export function outgoingOf(stream: DynamoDBStreamEvent, busName: string): Outgoi
     return [
       {
         sequenceNumber: record.dynamodb!.SequenceNumber!,
+        correlationId: event.correlationId,
         entry: {
           EventBusName: busName,
           Source: source,
@@ -96,6 +99,10 @@ export const handler = async (
   );
 };
 
+/** A line per event put on the bus, with its request's correlation id (`npm run logs -- -c ID` follows it). */
+const logPublished = ({ entry, correlationId }: Outgoing) =>
+  logger.info('event published', { type: entry.DetailType, correlationId });
+
 /** The relay's loop, with the `PutEvents` call (and the retry delays) given: see `handler`. */
 export async function publish(
   outgoing: readonly Outgoing[],
@@ -113,8 +120,9 @@ export async function publish(
         logger.error('events not published', { failed: pending.length, error: error as Error });
         return { batchItemFailures: [{ itemIdentifier: pending[0]!.sequenceNumber }] };
       }
-      if (!result.FailedEntryCount) break;
       const refused = pending.filter((_, n) => result.Entries?.[n]?.ErrorCode);
+      for (const published of pending.filter((o) => !refused.includes(o))) logPublished(published);
+      if (refused.length === 0) break;
       const delay = retryDelaysMs[attempt];
       if (delay === undefined) {
         const errors = result.Entries?.filter((e) => e.ErrorCode);
