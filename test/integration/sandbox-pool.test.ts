@@ -6,7 +6,9 @@ import {
   get,
   localAdmin,
   post,
+  readCallsOf,
   setFaults,
+  undisturbed,
 } from '../support/api';
 
 interface Pool {
@@ -143,8 +145,6 @@ describe("the functions' DynamoDB calls, counted at the AWS endpoint", () => {
   test("count as DynamoDB bills them: units by item size, transactions doubled, reads by the engine's consumed capacity", async () => {
     const product = await createProduct({ stock: 10 });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const readCalls = (s: Stats, name: string | undefined) =>
-      Object.values((name && s.reads[name]) || {}).reduce((a, b) => a + b, 0);
     /** A new customer and a reservation, with the counters read around them. */
     const measured = async () => {
       const before = await stats();
@@ -157,14 +157,13 @@ describe("the functions' DynamoDB calls, counted at the AWS endpoint", () => {
         before,
         after,
         inventory,
-        inventoryReads: readCalls(after, inventory) - readCalls(before, inventory),
+        inventoryReads: readCallsOf(after, inventory) - readCallsOf(before, inventory),
       };
     };
     // The counters are the whole cloud's: a scheduled run (the expirer's Query for due reservations)
     // can read the inventory table in the window and add its units. Measured again while any read
     // but the reservation's own reached it; three windows all disturbed would be a failure.
-    let m = await measured();
-    for (let retry = 0; retry < 2 && m.inventoryReads !== 1; retry++) m = await measured();
+    const m = await undisturbed(measured, (window) => window.inventoryReads !== 1);
     const { before, after, inventory } = m;
     const accounts = table(after, 'AccountsEventsTable')!;
     // A customer's first event: one PutItem of under 1 KB.

@@ -259,6 +259,28 @@ export async function localAdmin<T = Record<string, unknown>>(
   return (await response.json()) as T;
 }
 
+/** The read calls of every operation that `/_local/stats` counted on `table` (none for an unknown table). */
+export const readCallsOf = (
+  stats: { reads: Record<string, Record<string, number>> },
+  table: string | undefined,
+): number => Object.values((table !== undefined && stats.reads[table]) || {}).reduce((a, b) => a + b, 0);
+
+/**
+ * A measurement on the whole cloud's counters, taken again while `disturbed`
+ * says another caller (a scheduled run: the expirer, the sweeper) added to
+ * them in its window, at most `tries` times; the last is returned for the
+ * test to judge, so a measurement disturbed every time still fails.
+ */
+export async function undisturbed<T>(
+  measure: () => Promise<T>,
+  disturbed: (measured: T) => boolean,
+  tries = 3,
+): Promise<T> {
+  let measured = await measure();
+  for (let n = 1; n < tries && disturbed(measured); n++) measured = await measure();
+  return measured;
+}
+
 interface QuiescenceStats {
   writes: Record<string, { itemWrites: number }>;
   streams: Record<string, { pending: boolean }>;
