@@ -58,8 +58,22 @@ export interface DeliveryFault {
   readonly failingRule?: string;
 }
 
+/**
+ * Functions dying with their invocation (`POST /_local/faults/functions`; see
+ * local/lambda/function-deaths.ts): after their work, every write made and
+ * the answer not yet sent, or at a random moment midway. The caller gets
+ * Lambda's `Runtime.ExitError` (the API's client a 500) and retries: the
+ * Task's Retry, the client's resend with its key, the stream's redelivery.
+ */
+export interface FunctionDeath {
+  readonly when: 'after-work' | 'midway';
+  readonly rate: number;
+  readonly functions?: readonly string[];
+}
+
 export interface CellFaults {
   readonly steps: readonly StepFault[];
+  readonly functions: readonly FunctionDeath[];
   readonly dynamodb: readonly DynamoFault[];
   readonly eventbridge: BusFault;
   readonly deliveries: DeliveryFault;
@@ -112,6 +126,9 @@ export const SAGA_TASKS = ['ReserveStock', 'CapturePayment', 'ConfirmOrder', 'Ca
 /** Every Task's `TimeoutSeconds` in the ASL; a delayed attempt sleeps past it. */
 export const TASK_TIMEOUT_SECONDS = 10;
 
+/** How late the `duplicates-minutes-late` cell's copies come: past every saga's deadline. */
+export const MINUTES_LATE_MS = 120_000;
+
 /** Outcomes of the mix itself, fault or none: a product sold out, a customer's credit used up. */
 export const LOAD_REASONS = ['OUT_OF_STOCK', 'PAYMENT_DECLINED'] as const;
 
@@ -130,6 +147,7 @@ const EXHAUSTED: Readonly<Record<(typeof SAGA_TASKS)[number], readonly string[]>
 
 const none: CellFaults = {
   steps: [],
+  functions: [],
   dynamodb: [],
   eventbridge: { entries: 0, calls: 0 },
   deliveries: { poisonRecords: 0, failingTargets: 0 },
@@ -253,6 +271,25 @@ export function chaosMatrix(): Cell[] {
     reasons: [],
     answersUnchanged: true,
   });
+  cells.push({
+    name: 'duplicates-minutes-late',
+    description: `a quarter of the stream batches and bus events delivered again ${MINUTES_LATE_MS / 60_000} minutes late: after their orders are final, their reservations released or expired`,
+    faults: { ...none, duplicates: { streamRecords: 0.25, busEvents: 0.25, lateMs: MINUTES_LATE_MS } },
+    reasons: [],
+    answersUnchanged: true,
+  });
+  for (const when of ['after-work', 'midway'] as const) {
+    cells.push({
+      name: `functions-die-${when}-20`,
+      description:
+        when === 'after-work'
+          ? "20% of every function's invocations die after their work (every write made) and before their answer: Runtime.ExitError, the API's client answered 500 and resending with its key"
+          : "20% of every function's invocations die at a random moment of their work (between writes, or in one): Runtime.ExitError, the API's client answered 500 and resending with its key",
+      faults: { ...none, functions: [{ when, rate: 0.2 }] },
+      // A step's five attempts all dying (0.2⁵) exhaust its retries.
+      reasons: ['TIMEOUT', 'CONFIRMATION_FAILED'],
+    });
+  }
   cells.push({
     name: 'lost-answers-and-step-failures',
     description:

@@ -33,6 +33,9 @@ const DYNAMO_SIGNS: Readonly<Record<DynamoRefusal['error'], readonly string[]>> 
 /** What a refused PutEvents leaves in a message (the relay's error, the SDK's). */
 const BUS_SIGNS = ['ThrottlingException', 'InternalFailure', 'Rate exceeded', 'events not published'];
 
+/** What an invocation killed with its sandbox leaves in a message: Lambda's error for a runtime that exited. */
+const DEATH_SIGNS = ['Runtime.ExitError', 'Runtime exited'];
+
 /** What a crash leaves in a message: connections refused or cut while the cloud was down. */
 const CRASH_SIGNS = ['ECONNREFUSED', 'ECONNRESET', 'socket hang up', 'EPIPE', 'sandbox', 'terminated'];
 
@@ -78,6 +81,11 @@ export function explainDeadLetter(letter: DeadLetter, faults: CellFaults): Expla
     if (cause.includes(fault.state) || (fault.error && cause.includes(fault.error)))
       return { ...base, explainedBy: `${fault.state} fault` };
   }
+  if (faults.functions.length > 0 && DEATH_SIGNS.some((sign) => cause.includes(sign)))
+    return {
+      ...base,
+      explainedBy: `functions dying ${faults.functions.map((f) => `${f.when} ${percent(f.rate)}%`).join(', ')}`,
+    };
   if (faults.crash && CRASH_SIGNS.some((sign) => cause.includes(sign)))
     return { ...base, explainedBy: 'the crash' };
   return base;
@@ -111,6 +119,8 @@ export interface CellObservation {
   readonly failures: readonly string[];
   /** Orders whose customer's account holds more than one capture, or a capture refunded twice. */
   readonly chargedTwice: readonly string[];
+  /** Effects in the event stores that no request of the run caused (load/audit.ts). */
+  readonly withoutCause: readonly string[];
   readonly deadLetters: readonly ExplainedDeadLetter[];
   readonly retries: number;
   readonly taskFailures: number;
@@ -132,6 +142,8 @@ export interface Injected {
   readonly stepFailures: number;
   /** Stream batches and bus deliveries made twice. */
   readonly duplicated: number;
+  /** Invocations killed with their sandbox (after their work, or midway). */
+  readonly functionDeaths: number;
 }
 
 /** The faults injected, as a table cell: each kind that happened, with its count. */
@@ -146,6 +158,7 @@ export function injectedText(injected: Injected | undefined): string {
     ['target attempts failed', injected.failedTargetAttempts],
     ['step failures', injected.stepFailures],
     ['duplicate deliveries', injected.duplicated],
+    ['invocations killed', injected.functionDeaths],
   ] as const;
   const made = parts.filter(([, n]) => n > 0).map(([what, n]) => `${what} ${n}`);
   return made.length === 0 ? '0' : made.join(', ');
@@ -160,7 +173,8 @@ export interface CellResult extends CellObservation {
 
 /**
  * A cell passes when the load report's invariants hold, no order was
- * charged twice, every dead letter is explained by the cell's fault, every
+ * charged twice, no effect is without its cause, every dead letter is explained by the cell's fault and
+ * redriven, every
  * cancellation has a reason the load or the fault explains, and orders were
  * placed at all.
  */
@@ -168,14 +182,17 @@ export function judgeCell(cell: Cell, seen: CellObservation): CellResult {
   const problems = [...seen.failures];
   if (seen.orders === 0) problems.push('no order was placed');
   for (const order of seen.chargedTwice) problems.push(`charged twice: ${order}`);
+  for (const effect of seen.withoutCause) problems.push(`an effect without its cause: ${effect}`);
   for (const letter of seen.deadLetters) {
     if (!letter.explainedBy)
       problems.push(
         `unexplained dead letter in ${letter.queue} (${letter.source}): ${letter.cause || 'no cause'}`,
       );
   }
-  if (cell.deadLetters === 'expected' && seen.orders > 0) {
-    if (seen.deadLetters.length === 0) problems.push('the fault made no dead letter');
+  if (cell.deadLetters === 'expected' && seen.orders > 0 && seen.deadLetters.length === 0)
+    problems.push('the fault made no dead letter');
+  // Every dead letter, expected or not, is delivered again by the redrive before the invariants are read.
+  if (seen.deadLetters.length > 0 || (cell.deadLetters === 'expected' && seen.orders > 0)) {
     if (!seen.redrive) problems.push('no redrive ran');
     for (const left of seen.redrive?.left ?? []) problems.push(`dead letter not redriven: ${left}`);
   }

@@ -8,10 +8,9 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CloudProcess, type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
 import { LOAD_DIR } from './artillery';
+import { type Audit, auditEffects } from './audit';
 import { type Cell, type CellFaults, chaosMatrix, EDGES, selectCells } from './chaos-matrix';
 import {
   answersTheFaultChanged,
@@ -25,6 +24,7 @@ import {
 } from './chaos-verdicts';
 import { DEFAULT_INVARIANT_OPTIONS } from './invariants';
 import { PROFILES, type Profile } from './profiles';
+import { type QuiescenceStats, waitForQuiescence } from './quiescence';
 import { redrive } from './redrive';
 import { machine } from './report';
 import { runProfile } from './run';
@@ -90,40 +90,29 @@ export async function applyFaults(target: Target, faults: CellFaults | undefined
   await admin(target, 'POST', 'faults/duplicates', faults?.duplicates ?? {});
   await admin(target, 'POST', 'faults/eventbridge', faults?.eventbridge ?? {});
   await admin(target, 'POST', 'faults/deliveries', faults?.deliveries ?? {});
+  await admin(target, 'POST', 'faults/functions', faults?.functions ?? []);
 }
 
-interface Stats {
-  stepFunctions?: { running?: number; tasksInFlight?: number; taskRetries?: number; taskFailures?: number };
-  streams?: Record<string, { records: number; batches: number; duplicatedBatches?: number }>;
-  eventBridge?: { deliveries?: number; failedDeliveries?: number; duplicatedDeliveries?: number };
+interface Stats extends QuiescenceStats {
+  stepFunctions: QuiescenceStats['stepFunctions'] & { taskRetries?: number; taskFailures?: number };
+  streams: Record<string, { pending: boolean; records: number; batches: number; duplicatedBatches?: number }>;
+  eventBridge: QuiescenceStats['eventBridge'] & { duplicatedDeliveries?: number };
 }
 
 /**
- * Waits until the cloud is quiet: no execution running, no Task attempt
- * unsettled (a late one still writes after its execution ended), and the stream and
- * bus deliveries unchanged for 3 s (their consumers caught up), at most `limitMs`.
+ * Waits until the cloud is quiet (load/quiescence.ts: nothing on its way,
+ * and no item written for 3 s), at most `limitMs`, and reads its stats.
  */
 async function quiescence(target: Target, limitMs: number): Promise<Stats> {
-  const deadline = Date.now() + limitMs;
-  let last = '';
-  let quietSince = Date.now();
-  for (;;) {
-    const stats = await admin<Stats>(target, 'GET', 'stats');
-    const moving = JSON.stringify([stats.streams, stats.eventBridge?.deliveries]);
-    if (moving !== last) {
-      last = moving;
-      quietSince = Date.now();
-    }
-    const running = (stats.stepFunctions?.running ?? 0) + (stats.stepFunctions?.tasksInFlight ?? 0);
-    if ((running === 0 && Date.now() - quietSince >= 3_000) || Date.now() > deadline) return stats;
-    await sleep(500);
-  }
+  const read = () => admin<Stats>(target, 'GET', 'stats');
+  return (await waitForQuiescence(read, { stillMs: 3_000, everyMs: 500, timeoutMs: limitMs })).stats;
 }
 
 interface Injected {
   dynamodb: { refused: number; lostAnswers: number };
   eventbridge: { refusedEntries: number; refusedCalls: number };
   deliveries: { poisonRecords: number; failedTargetAttempts: number };
+  functions: { afterWork: number; midway: number };
 }
 
 /** What the local cloud's DynamoDB and EventBridge faults have done since it started (`GET /_local/faults`). */
@@ -140,57 +129,6 @@ async function deadLetters(target: Target): Promise<DeadLetter[]> {
   return Object.entries(queues).flatMap(([queue, messages]) =>
     messages.map((m) => ({ queue, messageId: m.messageId, body: m.body })),
   );
-}
-
-/**
- * Orders charged twice: read from each customer's own event stream in the
- * accounts table (the credit the customer's account holds), an order with
- * more than one `CreditCaptured`, or more refunds than captures.
- */
-async function chargedTwice(target: Target, customerIds: readonly string[]): Promise<string[]> {
-  const dynamo = new DynamoDBClient({
-    endpoint: target.awsEndpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' },
-  });
-  try {
-    const { TableNames = [] } = await dynamo.send(new ListTablesCommand({}));
-    const table = TableNames.find((name) => /accounts/i.test(name) && /events/i.test(name));
-    if (!table) throw new Error(`no accounts event table among ${TableNames.join(', ')}`);
-    const found: string[] = [];
-    for (const customerId of customerIds) {
-      const counts = new Map<string, { captured: number; refunded: number }>();
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await dynamo.send(
-          new QueryCommand({
-            TableName: table,
-            KeyConditionExpression: 'aggregateId = :id',
-            ExpressionAttributeValues: { ':id': { S: customerId } },
-            ConsistentRead: true,
-            ...(start ? { ExclusiveStartKey: start as never } : {}),
-          }),
-        );
-        for (const raw of page.Items ?? []) {
-          const item = unmarshall(raw) as { type: string; data?: { orderId?: string } };
-          if (item.type !== 'CreditCaptured' && item.type !== 'CreditRefunded') continue;
-          const orderId = item.data?.orderId ?? '?';
-          const c = counts.get(orderId) ?? { captured: 0, refunded: 0 };
-          if (item.type === 'CreditCaptured') c.captured++;
-          else c.refunded++;
-          counts.set(orderId, c);
-        }
-        start = page.LastEvaluatedKey;
-      } while (start);
-      for (const [orderId, c] of counts) {
-        if (c.captured > 1 || c.refunded > c.captured)
-          found.push(`${orderId} (customer ${customerId}: ${c.captured} captures, ${c.refunded} refunds)`);
-      }
-    }
-    return found;
-  } finally {
-    dynamo.destroy();
-  }
 }
 
 async function runCell(
@@ -250,9 +188,9 @@ async function runCell(
       const limit = (invariants.sagaDeadlineSeconds + invariants.finalGraceSeconds) * 1000;
       await quiescence(target, limit);
       await applyFaults(target, undefined);
-      if (cell.deadLetters !== 'expected') return;
       // The dead letters the fault made, explained before the redrive delivers (and deletes) them.
       letters = await newDeadLetters();
+      if (letters.length === 0 && cell.deadLetters !== 'expected') return;
       const result = await redrive(target.awsEndpoint!);
       redriven = {
         redriven: result.redriven.length,
@@ -267,12 +205,18 @@ async function runCell(
   // A crash restarts the counters with the cloud: what the cell injected is then what came after.
   const injectedAfter = await injected(target);
   letters ??= await newDeadLetters();
-  const customers = [...new Set(outcome.orders.map((o) => o.customerId))];
-  let twice: string[] = [];
+  let audit: Audit = { chargedTwice: [], withoutCause: [] };
   try {
-    twice = await chargedTwice(target, customers);
+    audit = await auditEffects(target, {
+      customerIds: new Set(outcome.seed.customers.map((c) => c.customerId)),
+      productIds: new Set(outcome.seed.products.map((p) => p.productId)),
+      orders: outcome.orders,
+      reservationIds: new Set(
+        outcome.reservations.flatMap((r) => (r.reservationId ? [r.reservationId] : [])),
+      ),
+    });
   } catch (error) {
-    problems.push(`the accounts could not be read: ${(error as Error).message}`);
+    problems.push(`the event tables could not be audited: ${(error as Error).message}`);
   }
   const answers = cell.answersUnchanged
     ? answersTheFaultChanged(outcome.levels.map((l) => l.metrics.errors.byKind))
@@ -281,7 +225,8 @@ async function runCell(
     orders: outcome.invariants.orders.placed,
     outcomes: outcome.invariants.orders.outcomes,
     failures: [...outcome.failures, ...problems, ...answers],
-    chargedTwice: twice,
+    chargedTwice: audit.chargedTwice,
+    withoutCause: audit.withoutCause,
     deadLetters: letters,
     retries: stats.stepFunctions?.taskRetries ?? 0,
     taskFailures: stats.stepFunctions?.taskFailures ?? 0,
@@ -312,6 +257,10 @@ function injectedDuring(
     failedTargetAttempts: since(
       after.deliveries.failedTargetAttempts,
       before.deliveries.failedTargetAttempts,
+    ),
+    functionDeaths: since(
+      after.functions.afterWork + after.functions.midway,
+      before.functions.afterWork + before.functions.midway,
     ),
     duplicated:
       Object.values(stats.streams ?? {}).reduce((n, s) => n + (s.duplicatedBatches ?? 0), 0) +
@@ -351,6 +300,7 @@ async function main() {
           outcomes: {},
           failures: [`the cell did not run: ${(error as Error).message}`],
           chargedTwice: [],
+          withoutCause: [],
           deadLetters: [],
           retries: 0,
           taskFailures: 0,

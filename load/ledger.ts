@@ -1,4 +1,4 @@
-import type { LedgerLine } from './processor';
+import type { LedgerLine, ReservationLine } from './processor';
 
 /**
  * The run's orders by Idempotency-Key, from its ledger (a line when an order
@@ -20,4 +20,21 @@ export function ordersOfLedger(lines: readonly LedgerLine[]) {
     placed: lastLines.filter((line): line is LedgerLine & { orderId: string } => line.orderId !== undefined),
     unanswered: lastLines.filter((line) => !answered(line)),
   };
+}
+
+/**
+ * The run's reservations by Idempotency-Key (a line when one is sent, another
+ * when it is answered): the last word on each, and those whose answer the
+ * client never saw (a 5xx, a timeout, a refused connection), which may have
+ * been made all the same.
+ */
+export function reservationsOfLedger(lines: readonly ReservationLine[]) {
+  const byKey = new Map<string, ReservationLine>();
+  const answered = (line: ReservationLine | undefined) =>
+    line?.reservationId !== undefined || line?.refusedWith !== undefined;
+  for (const line of lines) {
+    if (!answered(byKey.get(line.idempotencyKey))) byKey.set(line.idempotencyKey, line);
+  }
+  const lastLines = [...byKey.values()];
+  return { answered: lastLines.filter(answered), unanswered: lastLines.filter((line) => !answered(line)) };
 }

@@ -56,6 +56,8 @@ export interface LedgerLine {
 export interface ReservationLine {
   readonly idempotencyKey: string;
   readonly productId: string;
+  /** The customer whose caller sent it (an Idempotency-Key is its caller's: a resend comes from the same). */
+  readonly customerId?: string;
   readonly quantity: number;
   /** Epoch ms when the POST was sent. */
   readonly sentAt: number;

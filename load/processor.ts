@@ -236,7 +236,9 @@ export function newCustomer(params: RequestParams, context: Context, _events: Ev
 /** The reservation's product, and the seeded customer who holds it. */
 export function pickProduct(context: Context, _events: Events, next: Next) {
   context.vars.productId = pick(productIdsOf(context));
-  context.vars.token = customerOf(context).token;
+  const { customerId, token } = customerOf(context);
+  context.vars.token = token;
+  context.vars.reserver = customerId;
   next();
 }
 
@@ -248,6 +250,7 @@ export function newReservation(params: RequestParams, context: Context, _events:
   const sent: ReservationLine = {
     idempotencyKey,
     productId: String(context.vars.productId),
+    ...(typeof context.vars.reserver === 'string' ? { customerId: context.vars.reserver } : {}),
     quantity: 1,
     sentAt: Date.now(),
   };

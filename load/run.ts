@@ -15,14 +15,14 @@ import {
   type InvariantReport,
   readBaseline,
 } from './invariants';
-import { ordersOfLedger } from './ledger';
 import type { LedgerLine, ReservationLine } from './processor';
 import type { Profile } from './profiles';
 import { type ConsolePeriod, progressLine } from './progress';
+import { recoverUnanswered, recoverUnansweredReservations } from './recovery';
 import { type LevelResult, type MemorySample, machine, writeReport } from './report';
 import { DEFAULT_SEED, readSeed, type Seed, seed, writeSeed } from './seed';
-import { localMemory, localStats, mapPool, request, resetLocalStats, sleep, type Target } from './target';
-import { bearer, tokensFor } from './tokens';
+import { localMemory, localStats, mapPool, resetLocalStats, sleep, type Target } from './target';
+import { tokensFor } from './tokens';
 
 /** A level longer than this (the soak's 30 minutes) prints its progress every 10 s while it runs. */
 export const PROGRESS_AFTER_SECONDS = 60;
@@ -55,6 +55,8 @@ export interface RunOutcome {
   readonly invariants: InvariantReport;
   /** Every order the run placed, with its id (those answered, and those recovered by their Idempotency-Key). */
   readonly orders: readonly (LedgerLine & { readonly orderId: string })[];
+  /** Every reservation the run sent, with its answer (those not seen recovered by their Idempotency-Key). */
+  readonly reservations: readonly ReservationLine[];
   /** The seed the run used (its customers and products). */
   readonly seed: Seed;
   /** The local cloud's counters of each level, read once its sagas had finished. */
@@ -103,7 +105,7 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
   const runMix = mixRunner(run);
   await warmUp(run, runMix);
   const { levels, memory, failures, stoppedEarly } = await runLevels(run, runMix);
-  const { invariants, orders, failures: unchecked } = await checkRun(run, baseline);
+  const { invariants, orders, reservations, failures: unchecked } = await checkRun(run, baseline);
   failures.push(...unchecked);
 
   const reportFile = writeReport(dir, {
@@ -120,7 +122,17 @@ export async function runProfile(options: RunOptions): Promise<RunOutcome> {
     failures,
     ...(stoppedEarly ? { stoppedEarly } : {}),
   });
-  return { ok: failures.length === 0, dir, reportFile, failures, invariants, orders, seed: data, levels };
+  return {
+    ok: failures.length === 0,
+    dir,
+    reportFile,
+    failures,
+    invariants,
+    orders,
+    reservations,
+    seed: data,
+    levels,
+  };
 }
 
 /** What the phases of a run share, once it has seeded. */
@@ -331,15 +343,20 @@ async function checkRun(run: Run, baseline: Baseline) {
     : [];
   let invariants: Awaited<ReturnType<typeof checkInvariants>>;
   let orders: (LedgerLine & { orderId: string })[] = [];
+  let reservations: ReservationLine[] = [];
   try {
     const { ledger, recovered } = await recoverUnanswered(target, ledgerLines, tokenOf);
     orders = ledger;
     if (recovered > 0)
       log(`recovered ${recovered} orders placed without an answer seen, by their Idempotency-Key`);
-    const reservations = readFileSync(reservationsFile, 'utf8')
+    const sent = readFileSync(reservationsFile, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as ReservationLine);
+    const resent = await recoverUnansweredReservations(target, sent, tokenOf);
+    reservations = resent.reservations;
+    if (resent.recovered > 0)
+      log(`recovered ${resent.recovered} reservations sent without an answer seen, by their Idempotency-Key`);
     invariants = await checkInvariants(target, data, baseline, ledger, options.invariants, reservations);
   } catch (error) {
     // A target still working off the load's backlog may not answer: that fails the run, with its report.
@@ -349,38 +366,5 @@ async function checkRun(run: Run, baseline: Baseline) {
   for (const check of invariants.checks)
     if (check.violations.length)
       failures.push(`invariant broken (${check.violations.length}×): ${check.name}`);
-  return { invariants, orders, failures };
-}
-
-/**
- * Every order the run sent, with its id. An order whose answer the client did
- * not see (its request timed out) may still have been placed: the same
- * request is sent again with the same Idempotency-Key, which the platform
- * answers with the first response (placing it now if it never arrived), so
- * the invariants account for every order the platform holds.
- */
-async function recoverUnanswered(
-  target: Target,
-  lines: readonly LedgerLine[],
-  tokenOf: ReadonlyMap<string, string>,
-) {
-  const { placed, unanswered } = ordersOfLedger(lines);
-  const recovered = await mapPool(unanswered, 8, async (line) => {
-    const body = { customerId: line.customerId, items: line.items };
-    for (let attempt = 1; attempt <= 10; attempt++) {
-      // Idempotency keys belong to the caller: the order's own customer sends it again.
-      const answer = await request<{ orderId?: string }>(target, 'POST', '/orders', body, {
-        'idempotency-key': line.idempotencyKey,
-        ...bearer(tokenOf.get(line.customerId) ?? ''),
-      });
-      if (answer.status === 202 && answer.body.orderId) return { ...line, orderId: answer.body.orderId };
-      // The first request may still be in progress, or refused for load: wait for it.
-      await sleep(1000 * attempt);
-    }
-    throw new Error(`order with Idempotency-Key ${line.idempotencyKey} could not be recovered`);
-  });
-  return {
-    ledger: [...placed, ...recovered],
-    recovered: recovered.length,
-  };
+  return { invariants, orders, reservations, failures };
 }

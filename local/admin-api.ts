@@ -12,7 +12,7 @@ import type { LocalEventBridge } from './eventbridge/bus';
 import { type PutEventsFaults, validatePutEventsFaults } from './eventbridge/put-faults';
 import type { gateFunctionCalls } from './function-call-gate';
 import { validateDynamoFaults } from './lambda/dynamo-faults';
-import type { LambdaRuntime } from './lambda/runtime';
+import { type FunctionDeaths, type LambdaRuntime, validateFunctionDeaths } from './lambda/runtime';
 import type { LocalQueues } from './queues';
 import type { FaultRule, LocalStepFunctions } from './stepfunctions';
 import type { StreamPoller } from './streams';
@@ -28,11 +28,13 @@ export interface InjectedFaults {
   readonly putEventsFaults: PutEventsFaults;
   readonly deliveryFaults: DeliveryFaults;
   readonly poison: PoisonRecords;
+  /** Invocations killed with their sandbox (local/lambda/function-deaths.ts). */
+  readonly deaths: FunctionDeaths;
 }
 
 /** `POST /_local/faults...` sets each kind of fault; `GET /_local/faults` reads them all, and what they did. */
 export function serveFaultAdmin(endpoint: AwsEndpoint, injected: InjectedFaults, bus: LocalEventBridge) {
-  const { steps: faults, gate, duplicates, putEventsFaults, deliveryFaults, poison } = injected;
+  const { steps: faults, gate, duplicates, putEventsFaults, deliveryFaults, poison, deaths } = injected;
   endpoint.servePath('POST', /^\/_local\/faults$/, async (_match, body) => {
     const rules = JSON.parse(body.toString('utf8') || '[]') as FaultRule[];
     faults.splice(0, faults.length, ...rules);
@@ -42,6 +44,11 @@ export function serveFaultAdmin(endpoint: AwsEndpoint, injected: InjectedFaults,
   endpoint.servePath('POST', /^\/_local\/faults\/dynamodb$/, async (_match, body) => {
     gate.setDynamoFaults(validateDynamoFaults(JSON.parse(body.toString('utf8') || '[]')));
     return { status: 200, body: { dynamodb: gate.dynamoFaults } };
+  });
+  // Functions dying with their invocation, after their work or midway (local/lambda/function-deaths.ts); [] turns it off.
+  endpoint.servePath('POST', /^\/_local\/faults\/functions$/, async (_match, body) => {
+    deaths.set(validateFunctionDeaths(JSON.parse(body.toString('utf8') || '[]')));
+    return { status: 200, body: { functions: deaths.inForce } };
   });
   // Duplicate delivery of stream batches and bus events (local/duplicates.ts); {} turns it off.
   endpoint.servePath('POST', /^\/_local\/faults\/duplicates$/, async (_match, body) => {
@@ -72,12 +79,14 @@ export function serveFaultAdmin(endpoint: AwsEndpoint, injected: InjectedFaults,
     dynamodb: gate.dynamoFaults,
     eventbridge: putEventsFaults,
     deliveries: deliveryFaults,
+    functions: deaths.inForce,
     duplicates,
-    // What the DynamoDB faults have done since the cloud started: calls refused, answers lost after a write.
+    // What the faults have done since the cloud started: calls refused and answers lost, invocations killed.
     injected: {
       dynamodb: { ...gate.injected },
       eventbridge: { refusedEntries: bus.refusedEver.entries, refusedCalls: bus.refusedEver.calls },
       deliveries: { poisonRecords: poison.ever, failedTargetAttempts: bus.stats.failedTargetAttempts },
+      functions: { ...deaths.injected },
     },
   }));
 }
@@ -157,7 +166,11 @@ export function serveStatsAdmin(endpoint: AwsEndpoint, parts: ReportedParts) {
     ...telemetry.snapshot(),
     cpu: cpuMeter.sinceReset(),
     streams: Object.fromEntries(pollers.map((p) => [p.spec.logicalId, { ...p.stats, pending: p.pending }])),
-    eventBridge: { ...bus.stats, byType: Object.fromEntries(bus.eventsByType) },
+    eventBridge: {
+      ...bus.stats,
+      byType: Object.fromEntries(bus.eventsByType),
+      lateCopiesPending: bus.lateCopiesPending,
+    },
     stepFunctions: {
       ...stepFunctions.stats,
       running: stepFunctions.runningCount,

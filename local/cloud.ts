@@ -266,7 +266,7 @@ async function startBackEnd(
   const bus = eventBus(assembly, resolve, runtime, principals, stepFunctions, deliveries, log);
   endpoint.register('AWSEvents.', (operation, input) => bus.handle(operation, input));
   serveLambdaInvoke(endpoint, runtime);
-  serveFaultAdmin(endpoint, { steps: faults, gate, ...deliveries }, bus);
+  serveFaultAdmin(endpoint, { steps: faults, gate, deaths: runtime.deaths, ...deliveries }, bus);
   serveRedrive(endpoint, queues, pollers, bus);
   stoppers.push(async () => {
     bus.stop();

@@ -74,6 +74,8 @@ export {
   refusalFor,
   validateDynamoFaults,
 } from './lambda/dynamo-faults';
+// Functions dying with their invocation as POST /_local/faults/functions accepts them, and the draw.
+export { type FunctionDeathRule, FunctionDeaths, validateFunctionDeaths } from './lambda/function-deaths';
 // The cloud as `npm start` runs it, in a child process.
 export { type LocalProcess, startLocalProcess } from './local-process';
 // The functions' log lines of one request, by request id or correlation id (GET /_local/logs, the logs CLI).

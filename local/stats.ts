@@ -15,7 +15,11 @@ import type { Telemetry } from './telemetry';
 export type LocalStats = ReturnType<Telemetry['snapshot']> & {
   readonly cpu: CpuTimes;
   readonly streams: Record<string, StreamPoller['stats'] & { readonly pending: StreamPoller['pending'] }>;
-  readonly eventBridge: LocalEventBridge['stats'] & { readonly byType: Record<string, number> };
+  readonly eventBridge: LocalEventBridge['stats'] & {
+    readonly byType: Record<string, number>;
+    /** Late copies of deliveries still to come (a duplicates fault with `lateMs`): a quiescent cloud has none. */
+    readonly lateCopiesPending: number;
+  };
   readonly stepFunctions: LocalStepFunctions['stats'] & {
     readonly running: number;
     readonly tasksInFlight: number;

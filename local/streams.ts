@@ -143,10 +143,11 @@ export class StreamPoller {
   /**
    * Whether records may be on their way to the function: a write was seen and
    * not yet read, a batch is being gathered, or the stream is being read or
-   * its records delivered. A quiescent cloud has no mapping pending.
+   * its records delivered, or a late copy of a batch is still to come. A
+   * quiescent cloud has no mapping pending.
    */
   get pending(): boolean {
-    return this.poked || this.gathered !== undefined || this.polling;
+    return this.poked || this.gathered !== undefined || this.polling || this.lateCopies.size > 0;
   }
 
   async stop() {
@@ -273,10 +274,12 @@ export class StreamPoller {
           const lateMs = this.duplicates?.lateMs ?? 0;
           if (lateMs > 0) {
             // Late: after the batches that follow it, out of order, while the shard moves on.
+            // Pending (see `pending`) until the copy's delivery has settled.
             const late = setTimeout(() => {
-              this.lateCopies.delete(late);
-              if (!this.stopped)
-                this.deliver(passing).catch((e: Error) => this.log(`late copy: ${e.message}`));
+              if (this.stopped) return;
+              this.deliver(passing)
+                .catch((e: Error) => this.log(`late copy: ${e.message}`))
+                .finally(() => this.lateCopies.delete(late));
             }, lateMs);
             this.lateCopies.add(late);
           } else await this.deliver(passing);

@@ -42,6 +42,12 @@ export class LocalEventBridge {
   private readonly buses: Set<string>;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  /** Late copies of events' deliveries (`POST /_local/faults/duplicates` with `lateMs`) not yet settled. */
+  private lateCopies = 0;
+
+  get lateCopiesPending(): number {
+    return this.lateCopies;
+  }
   private stopped = false;
   /**
    * `events`: entries accepted on any bus (what EventBridge bills as custom events); `unmatched`:
@@ -244,11 +250,16 @@ export class LocalEventBridge {
         if (copy > 0) this.stats.duplicatedDeliveries++;
         // The copy late, if asked: after later events' first deliveries (out of order).
         const lateMs = copy > 0 ? (this.duplicates?.lateMs ?? 0) : 0;
+        // A scheduled run's late copy is not waited for: the schedule makes more of them while the fault lasts.
+        const counted = lateMs > 0 && rule.scheduleMs === undefined;
+        if (counted) this.lateCopies++;
         const delivery = (
           lateMs > 0
-            ? new Promise<void>((resolve) => setTimeout(resolve, lateMs)).then(() =>
-                this.stopped ? undefined : this.deliver(rule, target, event),
-              )
+            ? new Promise<void>((resolve) => setTimeout(resolve, lateMs))
+                .then(() => (this.stopped ? undefined : this.deliver(rule, target, event)))
+                .finally(() => {
+                  if (counted) this.lateCopies--;
+                })
             : this.deliver(rule, target, event)
         ).finally(() => this.inFlight.delete(delivery));
         this.inFlight.add(delivery);

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { acquire, admit, type Turn } from './admission';
 import { FunctionError } from './errors';
+import { FunctionDeaths } from './function-deaths';
 import type { FunctionSpec } from './function-spec';
 import { type InvocationRecord, memoryReport, meterInvocation, sandboxReport } from './metering';
 import { setPaused } from './pauses';
@@ -15,10 +16,19 @@ import {
   reclaimIdle,
   release,
 } from './pools';
-import { giveBack, retire, type Sandbox, sendInvocation, startSandbox, stopSandbox } from './sandbox';
+import {
+  giveBack,
+  killSandbox,
+  retire,
+  type Sandbox,
+  sendInvocation,
+  startSandbox,
+  stopSandbox,
+} from './sandbox';
 
 // The rest of the local cloud imports the Lambda runtime from this module only.
 export { FunctionError, QueueWaitExceeded, THROTTLED_ERROR } from './errors';
+export { type FunctionDeathRule, type FunctionDeaths, validateFunctionDeaths } from './function-deaths';
 export { type FunctionSpec, functionSpecs, nodeOptions } from './function-spec';
 export type { InvocationRecord, PoolStats } from './metering';
 export { DEFAULT_MAX_LENT_SANDBOXES } from './pauses';
@@ -29,6 +39,12 @@ export {
   DEFAULT_SANDBOX_IDLE_MS,
   type LambdaRuntimeOptions,
 } from './pools';
+
+/** What Lambda answers for an invocation whose runtime process was killed (see function-deaths.ts). */
+const exitedMidway = (id: string) =>
+  `RequestId: ${id} Error: Runtime exited with error: signal: killed (a fault injected midway)`;
+const exitedAfterWork = (id: string) =>
+  `RequestId: ${id} Error: Runtime exited with error: signal: killed (a fault injected after its work)`;
 
 /**
  * Runs each function as Lambda does: a pool of sandboxes per function, each
@@ -52,6 +68,8 @@ export class LambdaRuntime {
   private readonly state: RuntimeState;
   private readonly specsById: Map<string, FunctionSpec>;
   private readonly reaper: NodeJS.Timeout;
+  /** Invocations killed with their sandbox, as the admin API asks (`POST /_local/faults/functions`). */
+  readonly deaths = new FunctionDeaths();
 
   constructor(specs: readonly FunctionSpec[], logDir: string, options: LambdaRuntimeOptions | boolean = {}) {
     this.state = {
@@ -158,6 +176,7 @@ export class LambdaRuntime {
     let id = '';
     let pausedBefore = 0;
     let timer: NodeJS.Timeout | undefined;
+    let midway: NodeJS.Timeout | undefined;
     try {
       let returned = false;
       let turn: Turn;
@@ -192,11 +211,31 @@ export class LambdaRuntime {
           );
         }, spec.timeoutMs);
       });
-      const result = await Promise.race([answer, timeout]);
+      if (this.deaths.draw(functionId, 'midway')) {
+        // Some moment of its work: its recent duration (a few ms when it is not known yet) at random.
+        const at = Math.random() * Math.max(pool.recent.ms ?? 0, 5);
+        midway = setTimeout(() => {
+          if (running.current === id) killSandbox(this.state, running, exitedMidway(id));
+        }, at);
+      }
+      let answered: { result: unknown } | { error: unknown };
+      try {
+        answered = { result: await Promise.race([answer, timeout]) };
+      } catch (error) {
+        // A timeout, or a sandbox that died, answered nothing to lose; a function's own error did.
+        if (timedOut || !(error instanceof FunctionError) || running.state === 'stopped') throw error;
+        answered = { error };
+      }
+      if (this.deaths.draw(functionId, 'after-work')) {
+        killSandbox(this.state, running, exitedAfterWork(id));
+        throw new FunctionError(functionId, 'Runtime.ExitError', exitedAfterWork(id));
+      }
+      if ('error' in answered) throw answered.error;
       ok = true;
-      return result;
+      return answered.result;
     } finally {
       clearTimeout(timer);
+      clearTimeout(midway);
       pool.admitted--;
       if (sandbox) {
         // The time it only waited (paused) is billed, as on Lambda, but is not the function's work: the recent

@@ -255,6 +255,19 @@ export function retire(runtime: RuntimeState, sandbox: Sandbox) {
   sandbox.worker.postMessage({ id, flush: true });
 }
 
+/**
+ * Kills a sandbox as its runtime process dying would (a fault injected, see function-deaths.ts): it
+ * leaves its pool, and every answer it still owes, its current invocation's included, fails with
+ * Lambda's `Runtime.ExitError`.
+ */
+export function killSandbox(runtime: RuntimeState, sandbox: Sandbox, why: string) {
+  if (sandbox.state === 'stopped') return;
+  sandbox.pool.stats.crashed++;
+  removeSandbox(runtime, sandbox);
+  abandon(sandbox, why);
+  void sandbox.worker.terminate();
+}
+
 export function stopSandbox(runtime: RuntimeState, sandbox: Sandbox, refill = true) {
   removeSandbox(runtime, sandbox, refill);
   void sandbox.worker.terminate();

@@ -1,7 +1,4 @@
-import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
-  awsEndpoint,
   createCustomer,
   createProduct,
   del,
@@ -10,13 +7,16 @@ import {
   type OrderView,
   post,
   quiescentWrites,
+  setFaults,
 } from '../support/api';
+import { eventsOf, injectedSoFar, setLocalFaults } from '../support/event-log';
 
 /**
  * A DynamoDB write that commits but whose answer is lost (a 500
  * InternalServerError or a reset connection after the commit: the
  * lost-answer fault of local/lambda/dynamo-faults.ts), on every write path:
- * the API's commands, the saga's steps and its compensation, the projector.
+ * the API's commands, the saga's steps and its compensation (a release and
+ * a refund), the projector. (The sweepers' writes: short-timings.test.ts.)
  * Each test loses the first answer of every write the functions make (rate
  * 1, `once`: the SDK's retry of the same call is answered), so every write
  * is made, then retried; each checks that the retry found the first effect
@@ -25,57 +25,13 @@ import {
  * delivers, and a write whose answer is lost is delivered once, as any.)
  */
 
-const admin = async <T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-  const response = await fetch(`${awsEndpoint()}/_local/${path}`, {
-    method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`${method} /_local/${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-};
-
 const loseEveryFirstAnswer = (way?: 'InternalServerError' | 'ConnectionReset') =>
-  admin('POST', 'faults/dynamodb', [{ kind: 'lost-answer', rate: 1, once: true, ...(way ? { way } : {}) }]);
-const lostSoFar = async () =>
-  (await admin<{ injected: { dynamodb: { lostAnswers: number } } }>('GET', 'faults')).injected.dynamodb
-    .lostAnswers;
-
-let dynamo: DynamoDBClient;
-let tables: string[];
-const table = (pattern: RegExp) => {
-  const name = tables.find((t) => pattern.test(t));
-  if (!name) throw new Error(`no table ${pattern} among ${tables.join(', ')}`);
-  return name;
-};
-
-/** Every event item of one aggregate, oldest first (the suite's own client, which no fault touches). */
-async function eventsOf(tablePattern: RegExp, aggregateId: string) {
-  const page = await dynamo.send(
-    new QueryCommand({
-      TableName: table(tablePattern),
-      KeyConditionExpression: 'aggregateId = :id',
-      ExpressionAttributeValues: { ':id': { S: aggregateId } },
-      ConsistentRead: true,
-    }),
-  );
-  return (page.Items ?? []).map((i) => unmarshall(i) as { type: string; version: number; data: unknown });
-}
-
-beforeAll(async () => {
-  dynamo = new DynamoDBClient({
-    endpoint: awsEndpoint(),
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  tables = (await dynamo.send(new ListTablesCommand({}))).TableNames ?? [];
-});
+  setLocalFaults('dynamodb', [{ kind: 'lost-answer', rate: 1, once: true, ...(way ? { way } : {}) }]);
+const lostSoFar = async () => (await injectedSoFar()).dynamodb.lostAnswers;
 
 afterEach(async () => {
-  await admin('POST', 'faults/dynamodb', []);
-});
-
-afterAll(() => {
-  dynamo.destroy();
+  await setLocalFaults('dynamodb', []);
+  await setFaults([]);
 });
 
 describe('a write that commits and loses its answer', () => {
@@ -156,6 +112,58 @@ describe('a write that commits and loses its answer', () => {
     expect(restocks).toHaveLength(2);
   });
 
+  test('products: creating answers 201 once, with and without a key, and creates one product', async () => {
+    await loseEveryFirstAnswer();
+    const body = (sku: string) => ({ sku, name: 'Lost Answer', priceCents: 900, stock: 3 });
+    const plain = await post<{ productId: string; available: number }>('/products', body(`LA-${Date.now()}`));
+    expect(plain.status).toBe(201);
+    expect(plain.body.available).toBe(3);
+    const key = `product-${Date.now()}`;
+    const keyedBody = body(`LA-K-${Date.now()}`);
+    const keyed = await post<{ productId: string }>('/products', keyedBody, { 'idempotency-key': key });
+    expect(keyed.status).toBe(201);
+    const again = await post('/products', keyedBody, { 'idempotency-key': key });
+    expect(again).toMatchObject({ status: 201, body: keyed.body });
+    for (const id of [plain.body.productId, keyed.body.productId]) {
+      const events = await eventsOf(/^Inventory.*Events/, id);
+      expect(events.map((e) => e.type)).toEqual(['ProductCreated']);
+    }
+  });
+
+  test('refunds: an order that fails to confirm after its capture is refunded once, its stock released once', async () => {
+    const customer = await createCustomer({ creditLimitCents: 50_000 });
+    const product = await createProduct({ priceCents: 2_000, stock: 6 });
+    // Confirmation fails for good after the stock is taken and the payment captured: compensation
+    // releases the stock and refunds the capture, each write losing its first answer.
+    await setFaults([{ state: 'ConfirmOrder', rate: 1, error: 'ConfirmationFailed' }]);
+    const before = await lostSoFar();
+    await loseEveryFirstAnswer();
+    const placed = await post<{ orderId: string }>('/orders', {
+      customerId: customer.customerId,
+      items: [{ productId: product.productId, quantity: 2 }],
+    });
+    expect(placed.status).toBe(202);
+    const order = await eventually(
+      () => get<OrderView>(`/orders/${placed.body.orderId}`),
+      (r) => r.status === 200 && r.body.status !== 'PENDING',
+      30_000,
+    );
+    expect(order.body).toMatchObject({ status: 'CANCELLED', cancellationReason: 'CONFIRMATION_FAILED' });
+    await quiescentWrites();
+    const account = (await eventsOf(/^Accounts.*Events/, customer.customerId)).filter(
+      (e) => e.data.orderId === placed.body.orderId,
+    );
+    expect(account.map((e) => e.type)).toEqual(['CreditCaptured', 'CreditRefunded']);
+    const credit = await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`);
+    expect(credit.body.availableCreditCents).toBe(50_000);
+    const stock = await eventually(
+      () => get<{ available: number; reserved: number; sold: number }>(`/products/${product.productId}`),
+      (r) => r.body.available === 6,
+    );
+    expect(stock.body).toMatchObject({ available: 6, reserved: 0, sold: 0 });
+    expect((await lostSoFar()) - before).toBeGreaterThanOrEqual(4);
+  });
+
   test('orders and the saga: placed 202, confirmed with one capture of its total, stock sold once', async () => {
     const customer = await createCustomer({ creditLimitCents: 100_000 });
     const product = await createProduct({ priceCents: 1_000, stock: 10 });
@@ -182,7 +190,7 @@ describe('a write that commits and loses its answer', () => {
     // One capture of the order's total in the customer's account, and the credit it holds is exactly that.
     const account = await eventsOf(/^Accounts.*Events/, customer.customerId);
     const captures = account.filter(
-      (e) => e.type === 'CreditCaptured' && (e.data as { orderId?: string }).orderId === placed.body.orderId,
+      (e) => e.type === 'CreditCaptured' && e.data.orderId === placed.body.orderId,
     );
     expect(captures).toHaveLength(1);
     expect(account.filter((e) => e.type === 'CreditRefunded')).toHaveLength(0);

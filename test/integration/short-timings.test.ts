@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CACHE_DIR, type LocalProcess, startLocalProcess } from '@commerce/local-cloud';
 import { withDefaults } from '../support/api';
 import { checkAnswer } from '../support/contract';
+import { eventsOf } from '../support/event-log';
 
 /**
  * Expiry and deadlines need timings of seconds, not the stage's minutes: this
@@ -229,4 +230,61 @@ test('an order whose cancellation by the sweeper fails is swept again: cancelled
   await setFaults([]);
   expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'TIMEOUT' });
   await expectAllUndone(customerId, productId);
+});
+
+test('the sweepers lose their writes’ answers and die after their work: each release and cancellation made once', async () => {
+  const faults = (kind: string, rules: unknown) =>
+    fetch(`${cloud.awsEndpoint}/_local/faults/${kind}`, { method: 'POST', body: JSON.stringify(rules) });
+  // A saga run to its end first, so that the one below meets warm sandboxes and captures well within its 2 s.
+  const warm = await customerAndProduct();
+  const warmUp = await call('POST', '/orders', {
+    customerId: warm.customerId,
+    items: [{ productId: warm.productId, quantity: 1 }],
+  });
+  expect((await settledOrder(String(warmUp.body.orderId))).status).toBe('CONFIRMED');
+  // The saga takes the stock and the credit, then fails to confirm and to compensate: the sweeper ends it.
+  await setFaults(['ConfirmOrder', 'CancelOrder'].map((state) => ({ state, rate: 1, error: 'Broken' })));
+  const { customerId, productId } = await customerAndProduct();
+  // Every write loses its first answer (the SDK's retry finds it made), and every run of the expirer and
+  // the sweeper dies once its work is done: the release and the cancellation are made by runs that die,
+  // and every run after them must find them made.
+  await faults('dynamodb', [{ kind: 'lost-answer', rate: 1, once: true }]);
+  await faults('functions', [
+    { when: 'after-work', rate: 1, functions: ['InventoryExpirer', 'SagaSweeper'] },
+  ]);
+  try {
+    const reserved = await call('POST', `/products/${productId}/reservations`, { quantity: 1 });
+    expect(reserved.status).toBe(201);
+    const placed = await call('POST', '/orders', { customerId, items: [{ productId, quantity: 2 }] });
+    const orderId = String(placed.body.orderId);
+    const order = await settledOrder(orderId);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'TIMEOUT' });
+    await expectAllUndone(customerId, productId);
+    // A few more runs, each dying, find nothing left to do.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The reservation expired once, and the order was cancelled once, its credit refunded once.
+    const reservation = await eventsOf(
+      /^Inventory.*Events/,
+      String(reserved.body.reservationId),
+      cloud.awsEndpoint,
+    );
+    expect(reservation.map((e) => e.type)).toEqual(['ReservationPlaced', 'ReservationReleased']);
+    const cancelled = (await eventsOf(/^Orders.*Events/, orderId, cloud.awsEndpoint)).filter(
+      (e) => e.type === 'OrderCancelled',
+    );
+    expect(cancelled).toHaveLength(1);
+    const account = (await eventsOf(/^Accounts.*Events/, customerId, cloud.awsEndpoint)).filter(
+      (e) => e.data.orderId === orderId,
+    );
+    expect(account.map((e) => e.type)).toEqual(['CreditCaptured', 'CreditRefunded']);
+    const { injected } = (await (await fetch(`${cloud.awsEndpoint}/_local/faults`)).json()) as {
+      injected: { functions: { afterWork: number }; dynamodb: { lostAnswers: number } };
+    };
+    expect(injected.functions.afterWork).toBeGreaterThanOrEqual(4);
+    expect(injected.dynamodb.lostAnswers).toBeGreaterThan(0);
+  } finally {
+    await faults('dynamodb', []);
+    await faults('functions', []);
+    await setFaults([]);
+  }
 });

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
+import { isBusy, itemWrites, type QuiescenceStats, waitForQuiescence } from '../../load/quiescence';
 import type { paths } from '../../openapi/schema';
 import { checkAnswer } from './contract';
 
@@ -174,11 +175,24 @@ export const post = <T = Record<string, unknown>>(path: string, body?: unknown, 
  * cloud refuses at the edge what it cannot serve in time, having changed
  * nothing) is sent again after its `retry-after`, for up to `withinMs`.
  */
-export async function postRetryingThrottled<T = Record<string, unknown>>(
+export const postRetryingThrottled = <T = Record<string, unknown>>(
   path: string,
   body?: unknown,
   headers: RequestHeaders = {},
   withinMs = 60_000,
+) => postResending<T>(path, body, headers, { withinMs, afterServerErrors: false });
+
+/**
+ * A POST sent again, with the same `Idempotency-Key`, after a `429` (after its
+ * `retry-after`) and, with `afterServerErrors`, after a 5xx (after a second):
+ * a function that died before its answer is a 500 to its client, which sends
+ * again to learn what became of its request. Sent for up to `withinMs`.
+ */
+export async function postResending<T = Record<string, unknown>>(
+  path: string,
+  body: unknown,
+  headers: RequestHeaders,
+  { withinMs = 60_000, afterServerErrors = true }: { withinMs?: number; afterServerErrors?: boolean } = {},
 ): Promise<ApiResponse<T>> {
   const deadline = Date.now() + withinMs;
   // The same key on every retry: a 429 had no effect, and a repeat must not do it twice.
@@ -186,8 +200,9 @@ export async function postRetryingThrottled<T = Record<string, unknown>>(
   const sent = keyed ? { 'idempotency-key': `test-${randomUUID()}`, ...headers } : headers;
   for (;;) {
     const r = await call<T>('POST', path, body, sent);
-    if (r.status !== 429 || Date.now() > deadline) return r;
-    const seconds = Number(r.headers.get('retry-after') ?? '1');
+    const again = r.status === 429 || (afterServerErrors && r.status >= 500);
+    if (!again || Date.now() > deadline) return r;
+    const seconds = r.status === 429 ? Number(r.headers.get('retry-after') ?? '1') : 1;
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000 * (1 + Math.random())));
   }
 }
@@ -281,47 +296,22 @@ export async function undisturbed<T>(
   return measured;
 }
 
-interface QuiescenceStats {
-  writes: Record<string, { itemWrites: number }>;
-  streams: Record<string, { pending: boolean }>;
-  stepFunctions: { running: number; tasksInFlight: number };
-}
-
 /**
- * Item writes per table once the cloud is quiescent: no saga execution
- * running and no Task attempt unsettled (a late one may still write), no stream mapping with records on their way (a batch gathering
- * over its window, or being delivered), and no write for `stillMs`, so that
- * every write an earlier request caused has landed. Tables whose name
- * matches `leaveOut` are not counted.
+ * Item writes per table once the cloud is quiescent (load/quiescence.ts:
+ * nothing on its way, and no write for `stillMs`), so that every write an
+ * earlier request caused has landed. Tables whose name matches `leaveOut`
+ * are not counted.
  */
 export async function quiescentWrites(leaveOut?: RegExp, stillMs = 100, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  const sample = () => sampleWrites(leaveOut);
-  let last = await sample();
-  let stillSince = Date.now();
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const next = await sample();
-    if (next.busy || next.key !== last.key) stillSince = Date.now();
-    else if (Date.now() - stillSince >= stillMs) return next.writes;
-    if (Date.now() > deadline) throw new Error(`the cloud did not become quiescent: ${next.key}`);
-    last = next;
-  }
-}
-
-/** One reading of the item writes per table, and whether anything is still on its way. */
-async function sampleWrites(leaveOut?: RegExp) {
-  const stats = await localAdmin<QuiescenceStats>('stats');
-  const writes = Object.fromEntries(
-    Object.entries(stats.writes)
-      .filter(([table]) => !leaveOut?.test(table))
-      .map(([table, t]) => [table, t.itemWrites]),
-  );
-  const busy =
-    stats.stepFunctions.running > 0 ||
-    stats.stepFunctions.tasksInFlight > 0 ||
-    Object.values(stats.streams).some((s) => s.pending);
-  return { writes, busy, key: JSON.stringify(writes) };
+  const { quiet, stats, writes } = await waitForQuiescence(() => localAdmin<QuiescenceStats>('stats'), {
+    stillMs,
+    everyMs: 50,
+    timeoutMs,
+    ...(leaveOut ? { leaveOut } : {}),
+  });
+  if (!quiet)
+    throw new Error(`the cloud did not become quiescent: ${JSON.stringify({ busy: isBusy(stats), writes })}`);
+  return writes;
 }
 
 /**
@@ -331,8 +321,9 @@ async function sampleWrites(leaveOut?: RegExp) {
  */
 export async function stillQuiescent(seen: Record<string, number> | undefined) {
   if (seen !== undefined) {
-    const now = await sampleWrites();
-    if (!now.busy && now.key === JSON.stringify(seen)) return now.writes;
+    const stats = await localAdmin<QuiescenceStats>('stats');
+    const writes = itemWrites(stats);
+    if (!isBusy(stats) && JSON.stringify(writes) === JSON.stringify(seen)) return writes;
   }
   return quiescentWrites();
 }

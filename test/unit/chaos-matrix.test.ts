@@ -1,15 +1,18 @@
 import {
   awsRefusal,
   callKey,
+  FunctionDeaths,
   type LostAnswerRule,
   lostAnswerFor,
   refusalFor,
   validateDuplicates,
   validateDynamoFaults,
+  validateFunctionDeaths,
 } from '@commerce/local-cloud';
 import {
   type Cell,
   chaosMatrix,
+  MINUTES_LATE_MS,
   SAGA_TASKS,
   selectCells,
   TASK_TIMEOUT_SECONDS,
@@ -31,6 +34,7 @@ const clean: CellObservation = {
   outcomes: { CONFIRMED: 38, 'CANCELLED OUT_OF_STOCK': 2 },
   failures: [],
   chargedTwice: [],
+  withoutCause: [],
   deadLetters: [],
   retries: 0,
   taskFailures: 0,
@@ -52,9 +56,53 @@ describe('chaos: the matrix', () => {
         'dynamodb-throttling-20',
         'dynamodb-conflict-20',
         'dynamodb-lost-answer-20',
+        'functions-die-after-work-20',
+        'functions-die-midway-20',
+        'duplicates-minutes-late',
         'crash',
       ]),
     );
+  });
+
+  test('the function-death cells kill every function after its work and midway, each explaining its dead letters', () => {
+    for (const when of ['after-work', 'midway'] as const) {
+      const dying = cell(`functions-die-${when}-20`);
+      expect(dying.faults.functions).toEqual([{ when, rate: 0.2 }]);
+      // The client sees the death (a 500) and resends with its key: the first answer is not the judge.
+      expect(dying.answersUnchanged).toBeUndefined();
+      const letter = {
+        queue: 'InventoryProjectionFailures',
+        messageId: 'm9',
+        body: JSON.stringify({
+          DDBStreamBatchInfo: {},
+          responseContext: {
+            localLastError:
+              'Runtime.ExitError: RequestId: r Error: Runtime exited with error: signal: killed (a fault injected midway)',
+          },
+        }),
+      };
+      expect(explainDeadLetter(letter, dying.faults).explainedBy).toMatch(/functions dying/);
+      expect(explainDeadLetter(letter, cell('baseline').faults).explainedBy).toBeUndefined();
+    }
+  });
+
+  test('the minutes-late cell delivers its copies after every saga has ended', () => {
+    const late = cell('duplicates-minutes-late');
+    expect(late.faults.duplicates.lateMs).toBe(MINUTES_LATE_MS);
+    expect(MINUTES_LATE_MS).toBeGreaterThanOrEqual(60_000);
+    expect(late.answersUnchanged).toBe(true);
+  });
+
+  test('a dead letter no one expected is still redriven before the invariants', () => {
+    const dying = cell('functions-die-midway-20');
+    const letters = [
+      { queue: 'q', messageId: 'm', source: 'stream' as const, cause: 'Runtime.ExitError', explainedBy: 'x' },
+    ];
+    expect(judgeCell(dying, { ...clean, deadLetters: letters }).problems).toEqual(['no redrive ran']);
+    expect(judgeCell(dying, { ...clean, deadLetters: letters, redrive: { redriven: 1, left: [] } }).ok).toBe(
+      true,
+    );
+    expect(judgeCell(dying, clean).ok).toBe(true);
   });
 
   test('the lost-answer cell allows no cancellation of its own, and no answer the client would not have had', () => {
@@ -202,11 +250,14 @@ describe('chaos: judging a cell', () => {
     expect(result).toMatchObject({ ok: true, problems: [], cell: 'baseline' });
   });
 
-  test('fails on a broken invariant, a double charge, or no orders', () => {
+  test('fails on a broken invariant, a double charge, an effect without its cause, or no orders', () => {
     expect(judgeCell(cell('baseline'), { ...clean, failures: ['invariant broken (1×): x'] }).ok).toBe(false);
     expect(judgeCell(cell('duplicates'), { ...clean, chargedTwice: ['ord_1'] }).problems).toEqual([
       'charged twice: ord_1',
     ]);
+    expect(
+      judgeCell(cell('duplicates'), { ...clean, withoutCause: ['order ord_2 of customer c'] }).problems,
+    ).toEqual(['an effect without its cause: order ord_2 of customer c']);
     expect(judgeCell(cell('baseline'), { ...clean, orders: 0, outcomes: {} }).problems).toEqual([
       'no order was placed',
     ]);
@@ -278,6 +329,7 @@ describe('chaos: judging a cell', () => {
           failedTargetAttempts: 0,
           stepFailures: 0,
           duplicated: 12,
+          functionDeaths: 0,
         },
       }),
     ];
@@ -298,6 +350,33 @@ describe('chaos: judging a cell', () => {
 });
 
 describe('local faults: their settings', () => {
+  test('function deaths: a moment, a rate, the functions by prefix, and at most `count` of them', () => {
+    expect(validateFunctionDeaths([{ when: 'midway', rate: 0.2 }])).toEqual([{ when: 'midway', rate: 0.2 }]);
+    expect(() => validateFunctionDeaths([{ when: 'later', rate: 0.2 }])).toThrow(/after-work, midway/);
+    expect(() => validateFunctionDeaths([{ when: 'midway', rate: 2 }])).toThrow(/rate/);
+    expect(() => validateFunctionDeaths([{ when: 'midway', rate: 1, count: 0 }])).toThrow(/count/);
+    expect(() => validateFunctionDeaths([{ when: 'midway', rate: 1, functions: [''] }])).toThrow(/functions/);
+    expect(() => validateFunctionDeaths([{ when: 'midway', rate: 1, times: 1 }])).toThrow(
+      /unknown field times/,
+    );
+    expect(() => validateFunctionDeaths({})).toThrow(/array/);
+
+    const deaths = new FunctionDeaths(() => 0);
+    deaths.set(validateFunctionDeaths([{ when: 'after-work', rate: 1, functions: ['SagaSteps'], count: 2 }]));
+    expect(deaths.draw('OrdersApiFunction1234', 'after-work')).toBe(false);
+    expect(deaths.draw('SagaStepsFunction1234', 'midway')).toBe(false);
+    expect(deaths.draw('SagaStepsFunction1234', 'after-work')).toBe(true);
+    expect(deaths.draw('SagaStepsFunction1234', 'after-work')).toBe(true);
+    // Its count spent, the rule lies dormant until it is set again.
+    expect(deaths.draw('SagaStepsFunction1234', 'after-work')).toBe(false);
+    expect(deaths.injected).toEqual({ afterWork: 2, midway: 0 });
+    deaths.set(deaths.inForce);
+    expect(deaths.draw('SagaStepsFunction1234', 'after-work')).toBe(true);
+    const never = new FunctionDeaths(() => 0.5);
+    never.set([{ when: 'midway', rate: 0.2 }]);
+    expect(never.draw('AnyFunction', 'midway')).toBe(false);
+  });
+
   test('DynamoDB refusals: each error AWS gives under pressure, a rate from 0 to 1', () => {
     expect(validateDynamoFaults([{ error: 'ThrottlingException', rate: 0.2 }])).toEqual([
       { error: 'ThrottlingException', rate: 0.2 },
