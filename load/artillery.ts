@@ -109,6 +109,9 @@ export function artilleryScript(profile: Profile, rate: number, target: string) 
               url: '/products/{{ productId }}/reservations',
               name: 'reserve_stock',
               beforeRequest: 'newReservation',
+              // Its answer in the reservations' ledger (without it every reservation was unanswered there,
+              // and the invariants could check `reserved` only within a range), and its status checked.
+              afterResponse: 'reservationAnswered',
             },
           },
         ],
@@ -116,7 +119,16 @@ export function artilleryScript(profile: Profile, rate: number, target: string) 
       {
         name: 'create_customer',
         weight: weights.createCustomer,
-        flow: [{ post: { url: '/customers', name: 'create_customer', beforeRequest: 'newCustomer' } }],
+        flow: [
+          {
+            post: {
+              url: '/customers',
+              name: 'create_customer',
+              beforeRequest: 'newCustomer',
+              afterResponse: 'expectStatus',
+            },
+          },
+        ],
       },
     ],
   };

@@ -12,8 +12,9 @@
  *   effect and do nothing twice.
  * - `midway`: the sandbox dies at a moment drawn at random within its run
  *   (up to the function's recent duration): between two writes, or during one
- *   (a write in flight is made or not, its answer lost either way). The retry
- *   must finish what the first attempt began.
+ *   (a write in flight is made or not, its answer lost either way); one whose
+ *   work ends before that moment dies as it answers. The retry must finish
+ *   what the first attempt began.
  *
  * Only the functions' invocations die, as they would on AWS; off by default.
  */

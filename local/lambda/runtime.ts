@@ -211,8 +211,10 @@ export class LambdaRuntime {
           );
         }, spec.timeoutMs);
       });
-      if (this.deaths.draw(functionId, 'midway')) {
-        // Some moment of its work: its recent duration (a few ms when it is not known yet) at random.
+      const diesMidway = this.deaths.draw(functionId, 'midway');
+      if (diesMidway) {
+        // Some moment of its work: its recent duration (a few ms when it is not known yet) at random; one
+        // whose work ends first dies as it answers, so that every death drawn is a death.
         const at = Math.random() * Math.max(pool.recent.ms ?? 0, 5);
         midway = setTimeout(() => {
           if (running.current === id) killSandbox(this.state, running, exitedMidway(id));
@@ -226,9 +228,10 @@ export class LambdaRuntime {
         if (timedOut || !(error instanceof FunctionError) || running.state === 'stopped') throw error;
         answered = { error };
       }
-      if (this.deaths.draw(functionId, 'after-work')) {
-        killSandbox(this.state, running, exitedAfterWork(id));
-        throw new FunctionError(functionId, 'Runtime.ExitError', exitedAfterWork(id));
+      if (diesMidway || this.deaths.draw(functionId, 'after-work')) {
+        const why = diesMidway ? exitedMidway(id) : exitedAfterWork(id);
+        killSandbox(this.state, running, why);
+        throw new FunctionError(functionId, 'Runtime.ExitError', why);
       }
       if ('error' in answered) throw answered.error;
       ok = true;

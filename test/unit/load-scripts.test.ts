@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { artilleryScript } from '../../load/artillery';
 import * as flashSaleProcessor from '../../load/flash-sale-processor';
 import * as mixProcessor from '../../load/processor';
 import { ISSUERS } from '../../load/processor';
@@ -69,6 +70,22 @@ function functionsNamed(s: Script): string[] {
   if (s.after) steps(s.after.flow);
   return names;
 }
+
+test("`npm run load`'s generated mix calls the processor's hooks as load/mix.yml does", () => {
+  // Each scenario's hooks by request (the YAML's `authenticate` is the runner's own settings there): a
+  // hook left out (the reservation's answer, once) leaves its ledger blind.
+  const hooksBy = (s: Script) =>
+    Object.fromEntries(
+      s.scenarios.map((scenario) => [
+        scenario.name,
+        functionsNamed({ scenarios: [{ ...scenario, beforeScenario: [] }] } as unknown as Script),
+      ]),
+    );
+  const generated = artilleryScript(PROFILES.mix, 5, 'http://127.0.0.1:1') as unknown as Script;
+  const fromYaml = hooksBy(script('mix.yml'));
+  for (const [name, hooks] of Object.entries(hooksBy(generated)))
+    expect([name, [...new Set(hooks)].sort()]).toEqual([name, [...new Set(fromYaml[name])].sort()]);
+});
 
 test('the scripts are the mix, the soak and the flash sale', () => {
   expect(SCRIPTS.sort()).toEqual(['flash-sale.yml', 'mix.yml', 'soak.yml']);
