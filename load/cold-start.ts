@@ -23,15 +23,10 @@ export const COLD_START_COMMAND = {
       defaultText: 'cdk.out, synthesized first unless up to date',
       description: 'time the functions of this cloud assembly as it is (no synthesis), e.g. an earlier build',
     },
-    traced: {
-      type: 'boolean',
-      default: false,
-      description: 'with tracing on, as on Lambda (the tracer and X-Ray SDK loaded); locally it is off',
-    },
   },
   examples: [
     'npm run cold-start',
-    'npm run cold-start -- --runs 9 --traced',
+    'npm run cold-start -- --runs 9',
     'npm run cold-start -- --assembly ../before/cdk.out',
   ],
 } as const satisfies CommandSpec;
@@ -57,13 +52,12 @@ async function main() {
     runs,
     stage: values.stage,
     ...(values.assembly === undefined ? {} : { assemblyDir: values.assembly, asIs: true }),
-    traced: values.traced,
     log: (m) => console.error(`[cold-start] ${m}`),
   });
   const after = cpuProbe();
   console.log(
     `CPU probe ${Math.round(before.ms)} / ${Math.round(after.ms)} ms (before / after); ` +
-      `${runs} fresh sandboxes per function, tracing ${values.traced ? 'on' : 'off'}, stage ${values.stage}\n`,
+      `${runs} fresh sandboxes per function, stage ${values.stage}\n`,
   );
   console.log(
     '| function | bundle (KB) | start, median (ms) | start CPU, median (ms) | start, min–max (ms) |',

@@ -51,9 +51,6 @@ export function functionRuntime(
   const specs = functionSpecs(assembly, resolve, {
     AWS_ENDPOINT_URL: endpointUrl,
     AWS_SECRET_ACCESS_KEY: 'local',
-    // No X-Ray daemon runs locally: traces would only be dropped.
-    POWERTOOLS_TRACE_ENABLED: 'false',
-    AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
   }).map((spec) => ({
     ...spec,
     // Each function signs its calls with its own access key: the AWS endpoint knows the caller by it.

@@ -114,7 +114,7 @@ export class ServiceFunction extends Construct {
         // ES module builds (the AWS SDK's above all), which their CommonJS builds do not let it do.
         format: OutputFormat.ESM,
         mainFields: ['module', 'main'],
-        // The CommonJS packages bundled (the X-Ray SDK, for the tracer) require Node's own modules.
+        // A CommonJS package bundled into the ES module may still require Node's own modules.
         banner: BUNDLE_BANNER,
         // The SDK is bundled, pinned to the version the tests ran with.
         externalModules: [],

@@ -14,11 +14,6 @@ export interface ColdStartOptions {
   readonly stage?: string;
   /** Fresh sandboxes started per function; default 5. */
   readonly runs?: number;
-  /**
-   * Start the sandboxes with tracing on, as on Lambda (the Powertools Tracer and the X-Ray SDK loaded
-   * and the clients captured); by default as the local cloud starts them, tracing off (no daemon).
-   */
-  readonly traced?: boolean;
   readonly log?: (message: string) => void;
 }
 
@@ -62,8 +57,6 @@ export async function timeColdStarts(options: ColdStartOptions = {}): Promise<Co
     // Nothing listens there: a call at load would fail the start rather than reach anything.
     AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
     AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
-    ...(options.traced ? {} : { POWERTOOLS_TRACE_ENABLED: 'false' }),
   }).map((spec) => ({ ...spec, environment: { ...spec.environment, AWS_ACCESS_KEY_ID: spec.logicalId } }));
 
   const results = new Map<string, { startMs: number[]; startCpuMs: number[] }>(

@@ -131,7 +131,6 @@ beforeAll(async () => {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
-    POWERTOOLS_TRACE_ENABLED: 'false',
   });
   for (const service of SERVICES) {
     for (const delivery of [...DELIVERIES, 'steps'] as const) {

@@ -21,7 +21,7 @@ import {
 } from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
 import { type PollSchedule, pollUntil } from '../../shared/poll';
-import { logger, traced } from '../../shared/powertools';
+import { logger } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
 import { DeadlineRetries } from '../../shared/retries';
 import { ordersUseCases } from '../application';
@@ -31,7 +31,7 @@ import { acceptedOrderView, orderView } from '../http-views';
 import { ORDERS_ROUTES, orderPlacementEnvironment, orderSagaEnvironment } from '../seams';
 import { ordersStore } from '../store';
 
-const stepFunctions = traced(new SFNClient({ retryStrategy: new DeadlineRetries(3) }));
+const stepFunctions = new SFNClient({ retryStrategy: new DeadlineRetries(3) });
 
 async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
   const events: HistoryEvent[] = [];

@@ -6,13 +6,13 @@ import {
 } from '@aws-sdk/client-eventbridge';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { fromEnvironment } from '../../shared/aws';
-import { logger, startInvocation, traced } from '../../shared/powertools';
+import { logger, startInvocation } from '../../shared/powertools';
 import { DeadlineRetries } from '../../shared/retries';
 import { type EventRecord, eventOf } from '../../shared/views';
 import { isIntegrationEvent, SOURCES } from '../integration-events';
 import { publisherEnvironment } from '../seams';
 
-const eventBridge = traced(new EventBridgeClient({ retryStrategy: new DeadlineRetries(5) }));
+const eventBridge = new EventBridgeClient({ retryStrategy: new DeadlineRetries(5) });
 
 /** The envelope's `detail`: the event and where it came from, without the stored snapshot. */
 export const detailOf = (e: EventRecord) => ({
