@@ -131,6 +131,8 @@ beforeAll(async () => {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
+    // The projectors log each event applied at INFO (a stage's trail); here they would fill the test's output.
+    POWERTOOLS_LOG_LEVEL: 'WARN',
   });
   for (const service of SERVICES) {
     for (const delivery of [...DELIVERIES, 'steps'] as const) {
