@@ -4,7 +4,7 @@ import {
   del,
   eventually,
   get,
-  type OrderView,
+  placeAndSettle,
   post,
   quiescentWrites,
   setFaults,
@@ -138,20 +138,11 @@ describe('a write that commits and loses its answer', () => {
     await setFaults([{ state: 'ConfirmOrder', rate: 1, error: 'ConfirmationFailed' }]);
     const before = await lostSoFar();
     await loseEveryFirstAnswer();
-    const placed = await post<{ orderId: string }>('/orders', {
-      customerId: customer.customerId,
-      items: [{ productId: product.productId, quantity: 2 }],
-    });
-    expect(placed.status).toBe(202);
-    const order = await eventually(
-      () => get<OrderView>(`/orders/${placed.body.orderId}`),
-      (r) => r.status === 200 && r.body.status !== 'PENDING',
-      30_000,
-    );
-    expect(order.body).toMatchObject({ status: 'CANCELLED', cancellationReason: 'CONFIRMATION_FAILED' });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'CONFIRMATION_FAILED' });
     await quiescentWrites();
     const account = (await eventsOf(/^Accounts.*Events/, customer.customerId)).filter(
-      (e) => e.data.orderId === placed.body.orderId,
+      (e) => e.data.orderId === order.orderId,
     );
     expect(account.map((e) => e.type)).toEqual(['CreditCaptured', 'CreditRefunded']);
     const credit = await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`);
@@ -169,29 +160,17 @@ describe('a write that commits and loses its answer', () => {
     const product = await createProduct({ priceCents: 1_000, stock: 10 });
     const before = await lostSoFar();
     await loseEveryFirstAnswer();
-    const placed = await post<{ orderId: string; status: string }>('/orders', {
-      customerId: customer.customerId,
-      items: [{ productId: product.productId, quantity: 3 }],
-    });
-    expect(placed.status).toBe(202);
-    expect(placed.body.status).toBe('PENDING');
-    const order = await eventually(
-      () => get<OrderView>(`/orders/${placed.body.orderId}`),
-      (r) => r.status === 200 && r.body.status !== 'PENDING',
-      30_000,
-    );
-    expect(order.body).toMatchObject({ status: 'CONFIRMED', totalCents: 3_000 });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 3 }]);
+    expect(order).toMatchObject({ status: 'CONFIRMED', totalCents: 3_000 });
     await quiescentWrites();
     // The order placed, reserved and confirmed: each once.
-    const orderEvents = (await eventsOf(/^Orders.*Events/, placed.body.orderId)).map((e) => e.type);
+    const orderEvents = (await eventsOf(/^Orders.*Events/, order.orderId)).map((e) => e.type);
     expect(orderEvents.filter((t) => t === 'OrderPlaced')).toHaveLength(1);
     expect(orderEvents.filter((t) => t === 'OrderConfirmed')).toHaveLength(1);
     expect(new Set(orderEvents).size).toBe(orderEvents.length);
     // One capture of the order's total in the customer's account, and the credit it holds is exactly that.
     const account = await eventsOf(/^Accounts.*Events/, customer.customerId);
-    const captures = account.filter(
-      (e) => e.type === 'CreditCaptured' && e.data.orderId === placed.body.orderId,
-    );
+    const captures = account.filter((e) => e.type === 'CreditCaptured' && e.data.orderId === order.orderId);
     expect(captures).toHaveLength(1);
     expect(account.filter((e) => e.type === 'CreditRefunded')).toHaveLength(0);
     const credit = await get<{ availableCreditCents: number }>(`/customers/${customer.customerId}`);
@@ -209,19 +188,10 @@ describe('a write that commits and loses its answer', () => {
     const customer = await createCustomer({ creditLimitCents: 1_000 });
     const product = await createProduct({ priceCents: 1_000, stock: 4 });
     await loseEveryFirstAnswer();
-    const placed = await post<{ orderId: string }>('/orders', {
-      customerId: customer.customerId,
-      items: [{ productId: product.productId, quantity: 2 }],
-    });
-    expect(placed.status).toBe(202);
-    const order = await eventually(
-      () => get<OrderView>(`/orders/${placed.body.orderId}`),
-      (r) => r.status === 200 && r.body.status !== 'PENDING',
-      30_000,
-    );
-    expect(order.body).toMatchObject({ status: 'CANCELLED', cancellationReason: 'PAYMENT_DECLINED' });
+    const order = await placeAndSettle(customer.customerId, [{ productId: product.productId, quantity: 2 }]);
+    expect(order).toMatchObject({ status: 'CANCELLED', cancellationReason: 'PAYMENT_DECLINED' });
     await quiescentWrites();
-    const orderEvents = (await eventsOf(/^Orders.*Events/, placed.body.orderId)).map((e) => e.type);
+    const orderEvents = (await eventsOf(/^Orders.*Events/, order.orderId)).map((e) => e.type);
     expect(orderEvents.filter((t) => t === 'OrderCancelled')).toHaveLength(1);
     expect(new Set(orderEvents).size).toBe(orderEvents.length);
     const account = await eventsOf(/^Accounts.*Events/, customer.customerId);

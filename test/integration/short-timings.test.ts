@@ -1,6 +1,4 @@
 import { join } from 'node:path';
-import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { CACHE_DIR, type LocalProcess, startLocalProcess } from '@commerce/local-cloud';
 import { withDefaults } from '../support/api';
 import { checkAnswer } from '../support/contract';
@@ -12,28 +10,9 @@ import { eventsOf } from '../support/event-log';
  * 2 s saga deadline, a 1 s sweeper grace, and scheduled rules firing every 250 ms.
  */
 let cloud: LocalProcess;
-/** A reservation's events, read from the inventory event store through the local cloud's AWS endpoint. */
-async function reservationEvents(reservationId: string) {
-  const dynamo = new DynamoDBClient({
-    endpoint: cloud.awsEndpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  const wiring = (await (await fetch(`${cloud.awsEndpoint}/_local/wiring`)).json()) as { tables: string[] };
-  const table = wiring.tables.find((t) => t.startsWith('InventoryEvents'))!;
-  const page = await dynamo.send(
-    new QueryCommand({
-      TableName: table,
-      KeyConditionExpression: 'aggregateId = :id',
-      ExpressionAttributeValues: { ':id': { S: reservationId } },
-      ConsistentRead: true,
-    }),
-  );
-  dynamo.destroy();
-  return (page.Items ?? []).map(
-    (item) => unmarshall(item) as { type: string; occurredAt: string; data: Record<string, unknown> },
-  );
-}
+/** A reservation's events, read from the inventory event store through this cloud's AWS endpoint. */
+const reservationEvents = (reservationId: string) =>
+  eventsOf(/^InventoryEvents/, reservationId, cloud.awsEndpoint);
 
 const setFaults = async (rules: unknown[]) => {
   await fetch(`${cloud.awsEndpoint}/_local/faults`, { method: 'POST', body: JSON.stringify(rules) });
@@ -264,11 +243,7 @@ test('the sweepers lose their writes’ answers and die after their work: each r
     // A few more runs, each dying, find nothing left to do.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // The reservation expired once, and the order was cancelled once, its credit refunded once.
-    const reservation = await eventsOf(
-      /^Inventory.*Events/,
-      String(reserved.body.reservationId),
-      cloud.awsEndpoint,
-    );
+    const reservation = await reservationEvents(String(reserved.body.reservationId));
     expect(reservation.map((e) => e.type)).toEqual(['ReservationPlaced', 'ReservationReleased']);
     const cancelled = (await eventsOf(/^Orders.*Events/, orderId, cloud.awsEndpoint)).filter(
       (e) => e.type === 'OrderCancelled',
