@@ -1,5 +1,5 @@
-import { ordersOfLedger } from '../../load/ledger';
-import type { LedgerLine } from '../../load/processor';
+import { ordersOfLedger, reservationsOfLedger } from '../../load/ledger';
+import type { LedgerLine, ReservationLine } from '../../load/processor';
 
 const sent = (idempotencyKey: string): LedgerLine => ({
   idempotencyKey,
@@ -25,5 +25,30 @@ describe("load: the run's orders from its ledger", () => {
     const { placed, unanswered } = ordersOfLedger([sent('a'), { ...sent('a'), refusedWith: 429 }]);
     expect(placed).toEqual([]);
     expect(unanswered).toEqual([]);
+  });
+});
+
+describe("load: the run's reservations from its ledger", () => {
+  const reserved = (idempotencyKey: string): ReservationLine => ({
+    idempotencyKey,
+    productId: 'prd_1',
+    customerId: 'cus_1',
+    quantity: 1,
+    sentAt: 0,
+  });
+
+  test('each answer replaces its request; a 5xx or a timeout leaves it unanswered, to be resent', () => {
+    const { answered, unanswered } = reservationsOfLedger([
+      reserved('made'),
+      { ...reserved('made'), reservationId: 'res_1', expiresAt: '2026-01-01T00:00:00.000Z' },
+      reserved('refused'),
+      { ...reserved('refused'), refusedWith: 409 },
+      reserved('lost'),
+    ]);
+    expect(answered.map((line) => [line.idempotencyKey, line.reservationId ?? line.refusedWith])).toEqual([
+      ['made', 'res_1'],
+      ['refused', 409],
+    ]);
+    expect(unanswered.map((line) => line.idempotencyKey)).toEqual(['lost']);
   });
 });
