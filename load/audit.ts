@@ -97,8 +97,12 @@ export async function auditEffects(target: Target, causes: RunCauses): Promise<A
           `order ${placed.aggregateId} of customer ${customerId}: no request of the run placed it`,
         );
     }
-    const reservations = await eventsOfTypes(dynamo, TableNames, /^Inventory.*Events/, ['ReservationPlaced']);
-    for (const placed of reservations) {
+    // One scan of the inventory table for both: the reservations made, and the stock their shards hold.
+    const inventory = await eventsOfTypes(dynamo, TableNames, /^Inventory.*Events/, [
+      'ReservationPlaced',
+      'StockReserved',
+    ]);
+    for (const placed of inventory.filter((e) => e.type === 'ReservationPlaced')) {
       const { productId, orderId } = placed.data ?? {};
       if (!productId || !causes.productIds.has(productId)) continue;
       if (orderId !== undefined ? !orderIds.has(orderId) : !causes.reservationIds.has(placed.aggregateId))
@@ -108,7 +112,7 @@ export async function auditEffects(target: Target, causes: RunCauses): Promise<A
     }
     // Stock held on a product's shards (`<productId>#<n>`) for a reservation or an order the run never made.
     const caused = reservationsCaused(causes);
-    for (const held of await eventsOfTypes(dynamo, TableNames, /^Inventory.*Events/, ['StockReserved'])) {
+    for (const held of inventory.filter((e) => e.type === 'StockReserved')) {
       const productId = held.aggregateId.split('#')[0]!;
       const reservationId = held.data?.reservationId ?? '?';
       if (causes.productIds.has(productId) && !caused.has(reservationId))

@@ -5,9 +5,9 @@ import {
   eventually,
   get,
   localAdmin,
-  type OrderView,
   post,
   quiescentWrites,
+  settledOrder,
 } from '../support/api';
 import { eventsOf, injectedSoFar, setLocalFaults } from '../support/event-log';
 
@@ -34,13 +34,6 @@ const taskRetries = async () =>
 afterEach(async () => {
   await setLocalFaults('functions', []);
 });
-
-const finalOrder = (orderId: string) =>
-  eventually(
-    () => get<OrderView>(`/orders/${orderId}`),
-    (r) => r.status === 200 && r.body.status !== 'PENDING',
-    30_000,
-  );
 
 /** Each event type of `events` once and no more, and `expected` among them. */
 const onceEach = (events: readonly { type: string }[], expected: readonly string[]) => {
@@ -71,7 +64,7 @@ describe('a saga step that dies: the Task retries it', () => {
         items: [{ productId: product.productId, quantity: 3 }],
       });
       expect(placed.status).toBe(202);
-      const order = await finalOrder(placed.body.orderId);
+      const order = await settledOrder(placed.body.orderId);
       expect(order.body).toMatchObject({ status: 'CONFIRMED', totalCents: 3_000 });
       await quiescentWrites();
       expect((await deathsSoFar()) - deaths).toBe(1);
@@ -113,7 +106,7 @@ describe('an API function that dies: its client resends with the same key', () =
       const repeat = await post<{ orderId: string }>('/orders', body, key);
       expect(repeat.status).toBe(202);
       expect(repeat.body.orderId).toBe(again.body.orderId);
-      const order = await finalOrder(again.body.orderId);
+      const order = await settledOrder(again.body.orderId);
       expect(order.body).toMatchObject({ status: 'CONFIRMED', totalCents: 1_000 });
       await quiescentWrites();
       onceEach(await eventsOf(/^Orders.*Events/, again.body.orderId), ['OrderPlaced', 'OrderConfirmed']);
@@ -183,7 +176,7 @@ describe('a stream consumer that dies: the mapping delivers the batch again', ()
       customerId: customer.customerId,
       items: [{ productId: product.productId, quantity: 1 }],
     });
-    expect((await finalOrder(placed.body.orderId)).body.status).toBe('CONFIRMED');
+    expect((await settledOrder(placed.body.orderId)).body.status).toBe('CONFIRMED');
     await quiescentWrites();
     expect((await deathsSoFar()) - deaths).toBe(1);
     onceEach(await eventsOf(/^Orders.*Events/, placed.body.orderId), ['OrderPlaced', 'OrderConfirmed']);

@@ -368,10 +368,13 @@ export async function placeAndSettle(customerId: string, items: { productId: str
   const placed = await post<{ orderId: string; status: string }>('/orders', { customerId, items });
   if (placed.status !== 202)
     throw new Error(`order not placed: ${placed.status} ${JSON.stringify(placed.body)}`);
-  const final = await eventually(
-    () => get<OrderView>(`/orders/${placed.body.orderId}`),
-    (r) => r.status === 200 && r.body.status !== 'PENDING',
-    30_000,
-  );
-  return final.body;
+  return (await settledOrder(placed.body.orderId)).body;
 }
+
+/** An order's view once it is final (CONFIRMED or CANCELLED), read until then. */
+export const settledOrder = (orderId: string, timeoutMs = 30_000) =>
+  eventually(
+    () => get<OrderView>(`/orders/${orderId}`),
+    (r) => r.status === 200 && r.body.status !== 'PENDING',
+    timeoutMs,
+  );
