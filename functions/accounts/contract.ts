@@ -1,52 +1,30 @@
 /** The accounts module's HTTP contract: what `POST /customers` takes and what its routes answer. */
-import * as z from 'zod';
+
 import {
   authResponses,
   bodyResponses,
   CustomerExistsError,
   commonResponses,
   ForbiddenError,
-  id,
-  instant,
-  integer,
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
   operationOf,
-  requestSchema,
-  responseSchema,
-  text,
 } from '../shared/contract';
+import { id, instant, responseSchema } from '../shared/schemas';
+import * as z from '../shared/zod';
+import { RegisterCustomer } from './requests';
 import { ACCOUNTS_ROUTE_SCOPES, ACCOUNTS_ROUTES } from './seams';
-
-export const RegisterCustomer = requestSchema(
-  z.strictObject({
-    name: text(200),
-    email: z.email().max(254),
-    creditLimitCents: integer(0).optional().meta({
-      description: 'default 100000 ($1,000.00); only an admin token may set it (else `403 FORBIDDEN`)',
-    }),
-    ownerSub: z.string().min(1).max(256).optional().meta({
-      description:
-        'the `sub` the record will belong to; only an admin token may set it (else `403 FORBIDDEN`). A shop token registers its own `sub`; an admin’s customer without it belongs to no shop caller.',
-    }),
-  }),
-  {
-    id: 'RegisterCustomer',
-    examples: [{ name: 'Ada', email: 'ada@example.com', creditLimitCents: 500000 }],
-  },
-);
 
 export const Customer = responseSchema(
   z.strictObject({
     customerId: id('cus'),
     name: z.string(),
     email: z.string(),
-    creditLimitCents: z.number().int(),
+    creditLimitCents: z.number().check(z.int()),
     availableCreditCents: z
       .number()
-      .int()
-      .meta({ description: 'the limit minus captured, unrefunded payments' }),
+      .check(z.int(), z.meta({ description: 'the limit minus captured, unrefunded payments' })),
     status: z.literal('ACTIVE'),
     createdAt: instant(),
   }),

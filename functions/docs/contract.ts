@@ -1,6 +1,8 @@
 /** The docs module's HTTP contract: the OpenAPI document itself and its reference page. */
-import * as z from 'zod';
-import { commonResponses, type OperationSpec, operationOf, responseSchema } from '../shared/contract';
+
+import { commonResponses, type OperationSpec, operationOf } from '../shared/contract';
+import { responseSchema } from '../shared/schemas';
+import * as z from '../shared/zod';
 import { DOCS_ROUTE_SCOPES, DOCS_ROUTES } from './seams';
 
 export const OpenApiDocument = responseSchema(

@@ -5,19 +5,14 @@
  * by the schemas the integration tests check every answer against. Written
  * to openapi/openapi.json by `npm run openapi` and served at GET /openapi.json.
  */
-import * as z from 'zod';
+
 import { accountsOperations } from '../accounts';
 import { inventoryOperations } from '../inventory';
 import { ordersOperations } from '../orders';
 import { paymentsOperations } from '../payments';
-import {
-  authResponses,
-  type OperationSpec,
-  type ResponseHeader,
-  requestSchemas,
-  responseSchemas,
-  schemaId,
-} from '../shared/contract';
+import { authResponses, type OperationSpec, type ResponseHeader } from '../shared/contract';
+import { requestSchemas, responseSchemas, schemaId } from '../shared/schemas';
+import * as z from '../shared/zod';
 import { docsOperations } from './contract';
 
 /** Every operation of the API, in the order the document lists them. */
@@ -129,7 +124,7 @@ const securityOf = (spec: OperationSpec) =>
 
 /** The named schemas as JSON Schema 2020-12 (OpenAPI 3.1's dialect), referring to each other by component. */
 function componentSchemas(): Record<string, Json> {
-  const convert = (io: 'input' | 'output', names: ReadonlySet<z.ZodType>) => {
+  const convert = (io: 'input' | 'output', names: ReadonlySet<z.ZodMiniType>) => {
     const ids = new Set([...names].map(schemaId));
     const { schemas } = z.toJSONSchema(z.globalRegistry, {
       target: 'draft-2020-12',
@@ -152,7 +147,7 @@ function componentSchemas(): Record<string, Json> {
 }
 
 const ref = (kind: 'schemas' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
-const exampleOf = (schema: z.ZodType) => {
+const exampleOf = (schema: z.ZodMiniType) => {
   const examples = z.globalRegistry.get(schema)?.examples;
   return Array.isArray(examples) && examples.length > 0 ? { example: examples[0] } : {};
 };

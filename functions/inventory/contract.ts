@@ -1,56 +1,33 @@
 /** The inventory module's HTTP contract: products, their stock, and reservations of it. */
-import * as z from 'zod';
+
 import {
   bodyResponses,
   commonResponses,
   HoldLimitReachedError,
   IdempotencyKeyReusedError,
   InsufficientStockError,
-  id,
-  instant,
-  integer,
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
   operationOf,
-  requestSchema,
-  responseSchema,
-  text,
 } from '../shared/contract';
+import { id, instant, responseSchema } from '../shared/schemas';
+import * as z from '../shared/zod';
+import { CreateProduct, ReserveStock, Restock } from './requests';
 import { INVENTORY_ROUTE_SCOPES, INVENTORY_ROUTES } from './seams';
 
 const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
-
-export const CreateProduct = requestSchema(
-  z.strictObject({
-    sku: text(64),
-    name: text(200),
-    priceCents: integer(1),
-    stock: integer(0, 1_000_000_000).meta({ description: 'units received at creation' }),
-  }),
-  { id: 'CreateProduct', examples: [{ sku: 'W-1', name: 'Widget', priceCents: 1250, stock: 10 }] },
-);
-
-export const ReserveStock = requestSchema(z.strictObject({ quantity: integer(1, 1000) }), {
-  id: 'ReserveStock',
-  examples: [{ quantity: 3 }],
-});
-
-export const Restock = requestSchema(z.strictObject({ quantity: integer(1, 1_000_000_000) }), {
-  id: 'Restock',
-  examples: [{ quantity: 100 }],
-});
 
 export const Product = responseSchema(
   z.strictObject({
     productId: id('prd'),
     sku: z.string(),
     name: z.string(),
-    priceCents: z.number().int(),
-    available: z.number().int().meta({ description: 'never below 0' }),
-    reserved: z.number().int(),
-    sold: z.number().int(),
+    priceCents: z.number().check(z.int()),
+    available: z.number().check(z.int(), z.meta({ description: 'never below 0' })),
+    reserved: z.number().check(z.int()),
+    sold: z.number().check(z.int()),
     createdAt: instant(),
   }),
   {
@@ -75,11 +52,13 @@ export const Reservation = responseSchema(
   z.strictObject({
     reservationId: id('res'),
     productId: id('prd'),
-    quantity: z.number().int(),
+    quantity: z.number().check(z.int()),
     status: z.literal('RESERVED'),
-    expiresAt: instant().meta({
-      description: 'unless released or committed by then, the stock becomes available again',
-    }),
+    expiresAt: instant().check(
+      z.meta({
+        description: 'unless released or committed by then, the stock becomes available again',
+      }),
+    ),
   }),
   {
     id: 'Reservation',

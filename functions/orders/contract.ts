@@ -1,59 +1,31 @@
 /** The orders module's HTTP contract: placing an order, reading it and its saga. */
-import * as z from 'zod';
+
 import type { SagaStatus, SagaStep } from '../saga';
 import {
   bodyResponses,
   commonResponses,
-  everyValueOf,
-  id,
-  instant,
-  integer,
   keyReusedResponse,
   notFoundResponse,
   type OperationSpec,
   operationOf,
-  requestSchema,
-  responseSchema,
 } from '../shared/contract';
+import { everyValueOf, id, instant, responseSchema } from '../shared/schemas';
+import * as z from '../shared/zod';
 import type { CancellationReason, OrderStatus } from './domain';
+import { PlaceOrder } from './requests';
 import { ORDERS_ROUTE_SCOPES, ORDERS_ROUTES } from './seams';
 
 const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
 const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
 const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 
-export const PlaceOrder = requestSchema(
-  z.strictObject({
-    customerId: z.string().min(1).max(128).optional().meta({
-      description:
-        'omitted: the caller’s own customer. A shop token may name only its own (another’s answers 404, as an unknown id)',
-    }),
-    items: z
-      .array(z.strictObject({ productId: z.string().min(1).max(128), quantity: integer(1, 1000) }))
-      .min(1)
-      .max(25)
-      .superRefine((items, ctx) => {
-        const seen = new Set<string>();
-        items.forEach((item, i) => {
-          if (seen.has(item.productId)) {
-            ctx.addIssue({ code: 'custom', path: [i, 'productId'], message: 'productId appears twice' });
-          }
-          seen.add(item.productId);
-        });
-      })
-      .meta({ description: 'distinct `productId`s' }),
-  }),
-  {
-    id: 'PlaceOrder',
-    examples: [{ customerId: CUSTOMER_ID, items: [{ productId: PRODUCT_ID, quantity: 2 }] }],
-  },
-);
-
 export const OrderAccepted = responseSchema(
   z.strictObject({
     orderId: id('ord'),
     status: z.literal('PENDING'),
-    totalCents: z.number().int().meta({ description: 'the sum of `priceCents × quantity` at placement' }),
+    totalCents: z
+      .number()
+      .check(z.int(), z.meta({ description: 'the sum of `priceCents × quantity` at placement' })),
   }),
   {
     id: 'OrderAccepted',
@@ -69,27 +41,28 @@ export const Order = responseSchema(
     items: z.array(
       z.strictObject({
         productId: id('prd'),
-        quantity: z.number().int(),
-        priceCents: z.number().int().meta({ description: 'the price at placement' }),
+        quantity: z.number().check(z.int()),
+        priceCents: z.number().check(z.int(), z.meta({ description: 'the price at placement' })),
       }),
     ),
-    totalCents: z.number().int(),
+    totalCents: z.number().check(z.int()),
     status: z.enum(everyValueOf<OrderStatus>()(['PENDING', 'CONFIRMED', 'CANCELLED'])),
     cancellationReason: z
-      .enum(
-        everyValueOf<CancellationReason>()([
-          'OUT_OF_STOCK',
-          'PAYMENT_DECLINED',
-          'CONFIRMATION_FAILED',
-          'TIMEOUT',
-          'STEP_FAILED',
-        ]),
+      .optional(
+        z.enum(
+          everyValueOf<CancellationReason>()([
+            'OUT_OF_STOCK',
+            'PAYMENT_DECLINED',
+            'CONFIRMATION_FAILED',
+            'TIMEOUT',
+            'STEP_FAILED',
+          ]),
+        ),
       )
-      .optional()
-      .meta({ description: 'set when CANCELLED' }),
-    paymentId: id('pay')
-      .optional()
-      .meta({ description: 'the order’s payment, set when the order became final with one' }),
+      .check(z.meta({ description: 'set when CANCELLED' })),
+    paymentId: z
+      .optional(id('pay'))
+      .check(z.meta({ description: 'the order’s payment, set when the order became final with one' })),
     createdAt: instant(),
     updatedAt: instant(),
   }),
@@ -118,12 +91,12 @@ export const SagaTrace = responseSchema(
     status: z.enum(everyValueOf<SagaStatus>()(['RUNNING', 'SUCCEEDED', 'COMPENSATED', 'FAILED'])),
     steps: z.array(
       z.strictObject({
-        name: z.string().meta({ description: 'the state machine’s Task state' }),
+        name: z.string().check(z.meta({ description: 'the state machine’s Task state' })),
         status: z.enum(everyValueOf<SagaStep['status']>()(['RUNNING', 'SUCCEEDED', 'FAILED'])),
         startedAt: instant(),
-        endedAt: instant().optional(),
-        attempts: z.number().int(),
-        error: z.strictObject({ error: z.string(), cause: z.string().optional() }).optional(),
+        endedAt: z.optional(instant()),
+        attempts: z.number().check(z.int()),
+        error: z.optional(z.strictObject({ error: z.string(), cause: z.optional(z.string()) })),
       }),
     ),
   }),

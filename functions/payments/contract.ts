@@ -1,15 +1,8 @@
 /** The payments module's HTTP contract. */
-import * as z from 'zod';
-import {
-  commonResponses,
-  everyValueOf,
-  id,
-  instant,
-  notFoundResponse,
-  type OperationSpec,
-  operationOf,
-  responseSchema,
-} from '../shared/contract';
+
+import { commonResponses, notFoundResponse, type OperationSpec, operationOf } from '../shared/contract';
+import { everyValueOf, id, instant, responseSchema } from '../shared/schemas';
+import * as z from '../shared/zod';
 import type { PaymentStatus } from './domain';
 import { PAYMENTS_ROUTE_SCOPES, PAYMENTS_ROUTES } from './seams';
 
@@ -18,7 +11,7 @@ export const Payment = responseSchema(
     paymentId: id('pay'),
     orderId: id('ord'),
     customerId: id('cus'),
-    amountCents: z.number().int(),
+    amountCents: z.number().check(z.int()),
     // A voided payment is never shown (404): the marker that none may be captured.
     status: z.enum(everyValueOf<Exclude<PaymentStatus, 'VOIDED'>>()(['CAPTURED', 'DECLINED', 'REFUNDED'])),
     createdAt: instant(),

@@ -1,7 +1,7 @@
-import * as z from 'zod';
 import type { CustomerState } from '../accounts';
 import type { KnownShard } from '../inventory';
 import type { CancellationReason, Order } from '../orders';
+import * as z from '../shared/zod';
 
 /**
  * The contract between the state machine (statemachines/order-saga.asl.json)
@@ -13,19 +13,19 @@ import type { CancellationReason, Order } from '../orders';
  */
 
 const item = z.object({
-  productId: z.string().min(1),
-  quantity: z.number().int().positive(),
-  priceCents: z.number().int().nonnegative(),
+  productId: z.string().check(z.minLength(1)),
+  quantity: z.number().check(z.int(), z.positive()),
+  priceCents: z.number().check(z.int(), z.nonnegative()),
 });
 
 /** What every step receives: the order as placed (from `OrderPlaced`) and the request's correlation id. */
 const placedOrder = {
-  orderId: z.string().min(1),
-  customerId: z.string().min(1),
-  items: z.array(item).min(1),
-  totalCents: z.number().int().nonnegative(),
+  orderId: z.string().check(z.minLength(1)),
+  customerId: z.string().check(z.minLength(1)),
+  items: z.array(item).check(z.minLength(1)),
+  totalCents: z.number().check(z.int(), z.nonnegative()),
   deadline: z.iso.datetime(),
-  correlationId: z.string().optional(),
+  correlationId: z.optional(z.string()),
 };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -36,7 +36,7 @@ const orderState = z.custom<Order>(
     isRecord(v) && typeof v.orderId === 'string' && typeof v.status === 'string' && Array.isArray(v.items),
   'an order state',
 );
-const loadedOrder = z.object({ state: orderState, version: z.number().int().positive() });
+const loadedOrder = z.object({ state: orderState, version: z.number().check(z.int(), z.positive()) });
 const knownShard = z.custom<KnownShard>(
   (v) =>
     isRecord(v) &&
@@ -53,7 +53,7 @@ const loadedCustomer = z.object({
     (v) => v === null || (isRecord(v) && typeof v.customerId === 'string'),
     'a customer state',
   ),
-  version: z.number().int().nonnegative(),
+  version: z.number().check(z.int(), z.nonnegative()),
   /** When ReserveStock read it: CapturePayment starts from it only while it is young. */
   readAt: z.iso.datetime(),
 });
@@ -73,20 +73,20 @@ export const STEP_INPUTS = {
     ...placedOrder,
     /** With the fields above, the whole of `OrderPlaced`: what the order is until a step writes to it. */
     placedAt: z.iso.datetime(),
-    executionArn: z.string().min(1),
+    executionArn: z.string().check(z.minLength(1)),
   }),
-  capture: z.object({ action: z.literal('capture'), ...placedOrder, customer: loadedCustomer.optional() }),
+  capture: z.object({ action: z.literal('capture'), ...placedOrder, customer: z.optional(loadedCustomer) }),
   confirm: z.object({
     action: z.literal('confirm'),
     ...placedOrder,
-    order: loadedOrder.optional(),
-    shards: z.array(knownShard).optional(),
+    order: z.optional(loadedOrder),
+    shards: z.optional(z.array(knownShard)),
   }),
   cancel: z.object({
     action: z.literal('cancel'),
     ...placedOrder,
     reason: z.enum(CANCELLATION_REASONS),
-    executionArn: z.string().min(1),
+    executionArn: z.string().check(z.minLength(1)),
   }),
 } as const;
 
@@ -111,7 +111,7 @@ export const STEP_OUTPUTS = {
       customer: loadedCustomer,
     }),
   ]),
-  capture: z.object({ paymentId: z.string().min(1) }),
+  capture: z.object({ paymentId: z.string().check(z.minLength(1)) }),
   confirm: z.object({ status: z.literal('CONFIRMED') }),
   cancel: z.object({ cancelled: z.boolean(), reason: z.enum(CANCELLATION_REASONS) }),
 } as const;

@@ -1,88 +1,18 @@
 /**
- * The HTTP contract's building blocks, as zod schemas: the handlers validate
- * requests with them and the OpenAPI document (functions/docs/openapi.ts) is
- * generated from them, requests and responses alike. No AWS import here: the
- * docs function and the document's generator load every module's contract.
+ * The HTTP contract's shared answers and the shape of an operation: the
+ * error bodies, the answers every route gives, and how a module describes
+ * its operations for the OpenAPI document (functions/docs/openapi.ts). Only
+ * the document's generator and the tests load these: a handler's bundle
+ * carries its module's request schemas (requests.ts) alone. No AWS import here.
  */
-import * as z from 'zod';
+
+import { responseSchema } from './schemas';
 import type { RouteAccess } from './seams';
-
-/** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
-
-/**
- * A name-like text: at most `max` characters as sent, trimmed, not empty. The
- * document says exactly what is accepted: the length is checked before the
- * trim, and the pattern (not `minLength: 1`) says that white space alone is
- * refused; `trim().min(1).max(max)` documented " " valid and " " + `max`
- * characters invalid, and accepted the one and refused the other (found by
- * `npm run fuzz`).
- */
-export const text = (max: number) =>
-  z.string().max(max).trim().regex(/\S/, 'must not be empty or white space only');
-
-/**
- * The values of the string union `T`, all of them: `everyValueOf<T>()([...])`
- * does not compile while a value of `T` is missing, so an enum of the
- * contract cannot fall behind the domain's type it describes.
- */
-export const everyValueOf =
-  <T extends string>() =>
-  <const Values extends readonly [T, ...T[]]>(
-    values: Values & ([T] extends [Values[number]] ? unknown : never),
-  ) =>
-    values;
-
-/** What the document says of a named schema (a `components.schemas` entry). */
-export interface SchemaMeta {
-  readonly id: string;
-  readonly description?: string;
-  readonly examples?: readonly unknown[];
-}
-
-/**
- * The document's named schemas: request bodies, converted as zod parses them
- * (their input: optional fields, untrimmed strings), and responses, converted
- * as the handlers make them (their output). Their metadata lives in zod's
- * global registry (`.meta`), where the conversion reads every schema's.
- */
-export const requestSchemas = new Set<z.ZodType>();
-export const responseSchemas = new Set<z.ZodType>();
-
-/** Names a request body schema; the handlers validate with what this returns. */
-export const requestSchema = <S extends z.ZodType>(schema: S, meta: SchemaMeta): S => {
-  const named = schema.meta({ ...meta }) as S;
-  requestSchemas.add(named);
-  return named;
-};
-/** Names a response body schema. */
-export const responseSchema = <S extends z.ZodType>(schema: S, meta: SchemaMeta): S => {
-  const named = schema.meta({ ...meta }) as S;
-  responseSchemas.add(named);
-  return named;
-};
-
-/** The component name of a schema named by `requestSchema` or `responseSchema`. */
-export const schemaId = (schema: z.ZodType): string => {
-  const meta = z.globalRegistry.get(schema);
-  if (typeof meta?.id !== 'string' || !(requestSchemas.has(schema) || responseSchemas.has(schema))) {
-    throw new Error('a body in the contract must be named with requestSchema or responseSchema');
-  }
-  return meta.id;
-};
-
-/** An id the server made, `<prefix>_` and 32 hex digits (opaque to clients; anything else is unknown: 404). */
-export const id = (prefix: string) =>
-  z
-    .string()
-    .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`))
-    .meta({ examples: [`${prefix}_${'0123456789abcdef'.repeat(2)}`] });
-/** An ISO-8601 UTC instant as `Date.toISOString` writes it. */
-export const instant = () => z.iso.datetime().meta({ examples: ['2026-11-23T14:05:09.123Z'] });
+import * as z from './zod';
 
 // ---- errors ------------------------------------------------------------------------------------
 
-const errorShape = <Code extends string, Detail extends z.ZodType>(code: Code, detail: Detail) =>
+const errorShape = <Code extends string, Detail extends z.ZodMiniType>(code: Code, detail: Detail) =>
   z.strictObject({
     error: z.strictObject({
       code: z.literal(code),
@@ -97,8 +27,8 @@ export const ValidationError = responseSchema(
   errorShape(
     'VALIDATION_ERROR',
     z.strictObject({
-      field: z.string().meta({ description: 'the field’s path (`items.0.quantity`), or `(body)`' }),
-      message: z.string().optional(),
+      field: z.string().check(z.meta({ description: 'the field’s path (`items.0.quantity`), or `(body)`' })),
+      message: z.optional(z.string()),
     }),
   ),
   {
@@ -121,7 +51,7 @@ export const NotFoundError = responseSchema(
   errorShape(
     'NOT_FOUND',
     z.strictObject({
-      field: z.string().meta({ description: 'what was not found, or the field that named it' }),
+      field: z.string().check(z.meta({ description: 'what was not found, or the field that named it' })),
       id: z.string(),
     }),
   ),
@@ -143,7 +73,11 @@ export const NotFoundError = responseSchema(
 export const InsufficientStockError = responseSchema(
   errorShape(
     'INSUFFICIENT_STOCK',
-    z.strictObject({ productId: z.string(), requested: z.number().int(), available: z.number().int() }),
+    z.strictObject({
+      productId: z.string(),
+      requested: z.number().check(z.int()),
+      available: z.number().check(z.int()),
+    }),
   ),
   {
     id: 'InsufficientStockError',
@@ -161,7 +95,7 @@ export const InsufficientStockError = responseSchema(
 );
 
 export const ForbiddenError = responseSchema(
-  errorShape('FORBIDDEN', z.strictObject({ field: z.string(), message: z.string().optional() })),
+  errorShape('FORBIDDEN', z.strictObject({ field: z.string(), message: z.optional(z.string()) })),
   {
     id: 'ForbiddenError',
     description: 'The caller may not do this: `details` names each field only an admin may set.',
@@ -187,12 +121,14 @@ export const HoldLimitReachedError = responseSchema(
     'HOLD_LIMIT_REACHED',
     z.strictObject({
       productId: z.string(),
-      requested: z.number().int(),
+      requested: z.number().check(z.int()),
       held: z
         .number()
-        .int()
-        .meta({ description: 'units the caller holds of the product in live reservations' }),
-      limit: z.number().int(),
+        .check(
+          z.int(),
+          z.meta({ description: 'units the caller holds of the product in live reservations' }),
+        ),
+      limit: z.number().check(z.int()),
     }),
   ),
   {
@@ -251,7 +187,7 @@ export type ResponseHeader = 'location' | 'retry-after' | 'preference-applied' |
 export interface ResponseSpec {
   readonly description: string;
   /** The JSON body; absent for another content type (`contentType`). */
-  readonly schema?: z.ZodType;
+  readonly schema?: z.ZodMiniType;
   readonly contentType?: string;
   /** Headers the response always carries (x-correlation-id is on every answer of a function anyway). */
   readonly headers?: readonly ResponseHeader[];
@@ -269,7 +205,7 @@ export interface OperationSpec {
   readonly pathParameters?: Readonly<
     Record<string, { readonly description: string; readonly prefix: string }>
   >;
-  readonly body?: z.ZodType;
+  readonly body?: z.ZodMiniType;
   /** Who may call it: the scopes the gateway requires (any one of them), or `public` (no token). */
   readonly access: RouteAccess;
   /** A POST that honours `Idempotency-Key`. */

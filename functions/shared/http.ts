@@ -4,11 +4,11 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import * as z from 'zod';
 import { type Caller, callerOf } from './caller';
 import { ClientError, isCapacityRefusal, throttled, validationError } from './errors';
 import { logger, startInvocation } from './powertools';
 import type { Routes } from './seams';
+import * as z from './zod';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -63,7 +63,7 @@ export const errorResult = (error: ClientError): HttpResult =>
   );
 
 /** Parses `input` with `schema`, or throws a 400 naming every offending field. */
-export function validate<T>(schema: z.ZodType<T>, input: unknown): T {
+export function validate<T>(schema: z.ZodMiniType<T>, input: unknown): T {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   throw validationError(

@@ -8,10 +8,11 @@ import type { StageConfig } from '../stage-config';
 
 /**
  * The API's OpenAPI document and its reference page, served by a small
- * function that carries both (built from the same contracts as the other
- * functions' validation): the stage serves what it runs, and the local cloud
- * serves them as any other route. The two routes with no authorizer: anyone may
- * read how to call the API.
+ * function that carries both: the document `npm run openapi` generates from
+ * the contracts the other functions validate with (`npm test` and the deploy
+ * pipeline fail while the committed one differs), so the stage serves what
+ * it runs. The local cloud serves them as any other route. The two routes
+ * with no authorizer: anyone may read how to call the API.
  */
 export class ApiDocs extends Construct {
   constructor(
@@ -36,7 +37,7 @@ export class ApiDocs extends Construct {
       kind: 'docs',
       config,
       watchlist,
-      // It serves two strings it makes at its start; no table, no AWS call.
+      // It serves two strings it makes at its start; no table, no AWS call, no AWS client bundled.
       memorySize: 256,
       timeout: Duration.seconds(5),
       description: 'API documentation: the OpenAPI document and its reference page',

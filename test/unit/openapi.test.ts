@@ -1,12 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
-import { Customer, RegisterCustomer } from '../../functions/accounts/contract';
+import { Customer } from '../../functions/accounts/contract';
 import { customerView } from '../../functions/accounts/http-views';
+import { RegisterCustomer } from '../../functions/accounts/requests';
 import { OPERATIONS, openApiDocument } from '../../functions/docs/openapi';
 import { referencePage } from '../../functions/docs/reference-page';
-import { CreateProduct, Product } from '../../functions/inventory/contract';
+import { Product } from '../../functions/inventory/contract';
 import { productView } from '../../functions/inventory/http-views';
+import { CreateProduct } from '../../functions/inventory/requests';
 import { Order, SagaTrace } from '../../functions/orders/contract';
 import type { Order as OrderState } from '../../functions/orders/domain';
 import { orderView } from '../../functions/orders/http-views';

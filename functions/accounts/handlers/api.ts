@@ -4,8 +4,8 @@ import { httpHandler, json, requireBody, validate } from '../../shared/http';
 import { idempotentCreation } from '../../shared/idempotency';
 import { isId } from '../../shared/ids';
 import { accountsUseCases, CustomerExists, type CustomerRecord, registrationFor } from '../application';
-import { RegisterCustomer } from '../contract';
 import { customerView } from '../http-views';
+import { RegisterCustomer } from '../requests';
 import { ACCOUNTS_ROUTES } from '../seams';
 import { customers } from '../store';
 

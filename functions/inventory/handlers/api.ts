@@ -1,13 +1,14 @@
 import { fromEnvironment } from '../../shared/aws';
 import { ClientError, insufficientStock, notFound, throttled } from '../../shared/errors';
 import { type HttpRequest, httpHandler, json, requireBody, validate } from '../../shared/http';
-import { idempotentCommand, idempotentCreation } from '../../shared/idempotency';
+import { idempotentCreation } from '../../shared/idempotency';
+import { idempotentCommand } from '../../shared/idempotent-command';
 import { isId } from '../../shared/ids';
 import { type InventoryRejection, inventoryCommands, type Outcome, type ProductStock } from '../application';
-import { CreateProduct, ReserveStock, Restock } from '../contract';
 import type { Reservation } from '../domain';
 import { productView, reservationView } from '../http-views';
 import { productReads } from '../reads';
+import { CreateProduct, ReserveStock, Restock } from '../requests';
 import { INVENTORY_ROUTES, inventoryViewsEnvironment } from '../seams';
 import { inventorySettings } from '../settings';
 import { inventoryStores } from '../store';

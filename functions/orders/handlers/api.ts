@@ -25,9 +25,9 @@ import { logger } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
 import { DeadlineRetries } from '../../shared/retries';
 import { ordersUseCases } from '../application';
-import { PlaceOrder } from '../contract';
 import type { Order, OrderPlaced } from '../domain';
 import { acceptedOrderView, orderView } from '../http-views';
+import { PlaceOrder } from '../requests';
 import { ORDERS_ROUTES, orderPlacementEnvironment, orderSagaEnvironment } from '../seams';
 import { ordersStore } from '../store';
 

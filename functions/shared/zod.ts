@@ -1,0 +1,14 @@
+/**
+ * zod as every contract imports it: its tree-shakable API (`zod/mini`: what
+ * the contracts use of it is about 35 KB of a minified bundle, where the
+ * chained API, which esbuild cannot shake, took 100 KB), with the English
+ * messages that the chained API loads by itself (a `400`'s
+ * `details[].message`). Importing zod from here makes sure they are loaded
+ * before any schema parses.
+ */
+import { en } from 'zod/locales';
+import { config } from 'zod/mini';
+
+config(en());
+
+export * from 'zod/mini';
