@@ -64,7 +64,7 @@ export class OrderSaga extends Construct {
   /** The one function of all the steps. */
   private addSteps(props: OrderSagaProps) {
     const { config, watchlist } = props;
-    // One function for all the steps: one pool of warm sandboxes for the whole saga instead of one per service.
+    // One function for all the steps: an order's steps can share one warm environment (decisions/0006).
     const steps = new ServiceFunction(this, 'Steps', {
       entry: 'saga/handler.ts',
       service: SAGA_SERVICE,
