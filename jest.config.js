@@ -10,6 +10,7 @@ const TOOLS = [
   '/test/infra/checkov.test.ts',
   '/test/infra/workflows.test.ts',
   '/test/unit/cli-help.test.ts',
+  '/test/unit/load-scripts.test.ts',
 ];
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 

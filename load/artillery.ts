@@ -13,9 +13,10 @@ import { buildSync } from 'esbuild';
 import type { ProcessorSettings } from './processor';
 import { expectedStatuses, OPERATIONS, type Operation, type Profile } from './profiles';
 import { type ConsolePeriod, consolePeriods } from './progress';
+import { ARTILLERY, ensureLoadTools, LOAD_DIR } from './tools';
 
-export const LOAD_DIR = __dirname;
-const ARTILLERY = join(LOAD_DIR, 'node_modules', '.bin', 'artillery');
+export { LOAD_DIR };
+
 const ARRIVAL_TIMER = join(LOAD_DIR, 'arrival-timer.cjs');
 
 /** Artillery's summary of a histogram (milliseconds for response times). */
@@ -150,8 +151,7 @@ export async function runArtillery(options: {
   /** Called with each 10 s period of Artillery's console report as it is printed (progress.ts). */
   onPeriod?: (period: ConsolePeriod) => void;
 }): Promise<ArtilleryReport> {
-  if (!existsSync(ARTILLERY))
-    throw new Error('Artillery is not installed: run `npm ci` (its postinstall installs load/)');
+  ensureLoadTools();
   const scriptFile = join(options.dir, `${options.name}.artillery.json`);
   const settingsFile = join(options.dir, `${options.name}.settings.json`);
   const output = join(options.dir, `${options.name}.json`);

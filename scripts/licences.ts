@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { ensureLoadTools } from '../load/tools';
 
 /**
  * Lists the licence of every package installed for the project (the root's
@@ -144,6 +145,8 @@ function splitTop(text: string, separator: string): string[] {
 }
 
 function main() {
+  // The load tools are the project's too, installed on first use: check them as well.
+  ensureLoadTools();
   const packages = installed(resolve(__dirname, '..'));
   const byLicence = new Map<string, number>();
   for (const p of packages) byLicence.set(p.licence, (byLicence.get(p.licence) ?? 0) + 1);

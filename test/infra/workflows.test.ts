@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { STAGES } from '../../lib/stage-config';
+import { ensureLoadTools } from '../../load/tools';
 import { actionlint, ensureActionlint, formatFinding, workflowFiles } from '../../scripts/actionlint';
 
 /**
@@ -142,7 +143,9 @@ describe('every command the workflows call exists', () => {
     expect(problems).toEqual([]);
   });
 
-  test('each `npx Y` is a bin installed by npm ci (npx never downloads), with its arguments checked', () => {
+  test('each `npx Y` is a bin installed by npm ci or the load tools (npx never downloads), with its arguments checked', () => {
+    // `npx --prefix load` runs the load tools', which a workflow installs first (npm run load-tools).
+    ensureLoadTools();
     const problems: string[] = [];
     let seen = 0;
     for (const { where, run, cwd } of steps) {

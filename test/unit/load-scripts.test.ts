@@ -8,9 +8,11 @@ import { ISSUERS } from '../../load/processor';
 import { PROFILES } from '../../load/profiles';
 import { consolePeriods, progressLine } from '../../load/progress';
 import { PAYLOAD_FIELDS, payloadCsv } from '../../load/seed';
+import { ensureLoadTools } from '../../load/tools';
 
 const LOAD = join(__dirname, '..', '..', 'load');
-// Parsed as Artillery parses them: with its own js-yaml (load/node_modules).
+// Parsed as Artillery parses them: with its own js-yaml (load/node_modules, installed on first use).
+ensureLoadTools();
 const yaml = createRequire(join(LOAD, 'package.json'))('js-yaml') as { safeLoad(text: string): unknown };
 
 interface Ensure {
