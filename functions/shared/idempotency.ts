@@ -1,3 +1,9 @@
+/**
+ * `Idempotency-Key`: the header, what a key is scoped to, and keyed
+ * creations, whose aggregate is their record (`idempotentCreation`). A
+ * command that creates nothing keeps a record per key instead
+ * (./idempotent-command.ts).
+ */
 import { createHash } from 'node:crypto';
 import { AlreadyCreated, ClientError, ConcurrencyError, validationError } from './errors';
 import type { RememberedRefusal } from './event-store';
