@@ -11,7 +11,7 @@ import {
   type OperationSpec,
   operationOf,
 } from '../shared/contract';
-import { id, instant, responseSchema } from '../shared/schemas';
+import { exampleId, id, instant, responseSchema } from '../shared/schemas';
 import * as z from '../shared/zod';
 import { RegisterCustomer } from './requests';
 import { ACCOUNTS_ROUTE_SCOPES, ACCOUNTS_ROUTES } from './seams';
@@ -32,7 +32,7 @@ export const Customer = responseSchema(
     id: 'Customer',
     examples: [
       {
-        customerId: `cus_${'0123456789abcdef'.repeat(2)}`,
+        customerId: exampleId('cus'),
         name: 'Ada',
         email: 'ada@example.com',
         creditLimitCents: 500000,

@@ -11,7 +11,7 @@ import { inventoryOperations } from '../inventory';
 import { ordersOperations } from '../orders';
 import { paymentsOperations } from '../payments';
 import { authResponses, type OperationSpec, type ResponseHeader } from '../shared/contract';
-import { requestSchemas, responseSchemas, schemaId } from '../shared/schemas';
+import { exampleId, requestSchemas, responseSchemas, schemaId } from '../shared/schemas';
 import * as z from '../shared/zod';
 import { docsOperations } from './contract';
 
@@ -159,7 +159,7 @@ function operation(spec: OperationSpec): Json {
     in: 'path',
     required: true,
     description: `${p.description}; an id the server did not make answers 404`,
-    schema: { type: 'string', examples: [`${p.prefix}_${'0123456789abcdef'.repeat(2)}`] },
+    schema: { type: 'string', examples: [exampleId(p.prefix)] },
   }));
   const missing = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((n) => !spec.pathParameters?.[n]);
   if (missing.length > 0)

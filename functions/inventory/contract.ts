@@ -11,13 +11,10 @@ import {
   type OperationSpec,
   operationOf,
 } from '../shared/contract';
-import { id, instant, responseSchema } from '../shared/schemas';
+import { exampleId, id, instant, responseSchema } from '../shared/schemas';
 import * as z from '../shared/zod';
 import { CreateProduct, ReserveStock, Restock } from './requests';
 import { INVENTORY_ROUTE_SCOPES, INVENTORY_ROUTES } from './seams';
-
-const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
-const RESERVATION_ID = `res_${'0123456789abcdef'.repeat(2)}`;
 
 export const Product = responseSchema(
   z.strictObject({
@@ -35,7 +32,7 @@ export const Product = responseSchema(
     description: '`available + reserved + sold` is all the stock the product ever received.',
     examples: [
       {
-        productId: PRODUCT_ID,
+        productId: exampleId('prd'),
         sku: 'W-1',
         name: 'Widget',
         priceCents: 1250,
@@ -64,8 +61,8 @@ export const Reservation = responseSchema(
     id: 'Reservation',
     examples: [
       {
-        reservationId: RESERVATION_ID,
-        productId: PRODUCT_ID,
+        reservationId: exampleId('res'),
+        productId: exampleId('prd'),
         quantity: 3,
         status: 'RESERVED',
         expiresAt: '2026-11-23T14:20:09.123Z',
@@ -76,7 +73,7 @@ export const Reservation = responseSchema(
 
 export const ReleasedReservation = responseSchema(
   z.strictObject({ reservationId: id('res'), status: z.literal('RELEASED') }),
-  { id: 'ReleasedReservation', examples: [{ reservationId: RESERVATION_ID, status: 'RELEASED' }] },
+  { id: 'ReleasedReservation', examples: [{ reservationId: exampleId('res'), status: 'RELEASED' }] },
 );
 
 /** Not in api.md's table: releasing a reservation its order has already sold. */

@@ -9,15 +9,11 @@ import {
   type OperationSpec,
   operationOf,
 } from '../shared/contract';
-import { everyValueOf, id, instant, responseSchema } from '../shared/schemas';
+import { everyValueOf, exampleId, id, instant, responseSchema } from '../shared/schemas';
 import * as z from '../shared/zod';
 import type { CancellationReason, OrderStatus } from './domain';
 import { PlaceOrder } from './requests';
 import { ORDERS_ROUTE_SCOPES, ORDERS_ROUTES } from './seams';
-
-const ORDER_ID = `ord_${'0123456789abcdef'.repeat(2)}`;
-const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
-const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 
 export const OrderAccepted = responseSchema(
   z.strictObject({
@@ -30,7 +26,7 @@ export const OrderAccepted = responseSchema(
   {
     id: 'OrderAccepted',
     description: 'The order is placed; its saga runs. Follow it at `Location` (`GET /orders/{orderId}`).',
-    examples: [{ orderId: ORDER_ID, status: 'PENDING', totalCents: 2500 }],
+    examples: [{ orderId: exampleId('ord'), status: 'PENDING', totalCents: 2500 }],
   },
 );
 
@@ -71,12 +67,12 @@ export const Order = responseSchema(
     description: 'Every order reaches CONFIRMED or CANCELLED by its deadline.',
     examples: [
       {
-        orderId: ORDER_ID,
-        customerId: CUSTOMER_ID,
-        items: [{ productId: PRODUCT_ID, quantity: 2, priceCents: 1250 }],
+        orderId: exampleId('ord'),
+        customerId: exampleId('cus'),
+        items: [{ productId: exampleId('prd'), quantity: 2, priceCents: 1250 }],
         totalCents: 2500,
         status: 'CONFIRMED',
-        paymentId: `pay_${'0123456789abcdef'.repeat(2)}`,
+        paymentId: exampleId('pay'),
         createdAt: '2026-11-23T14:05:09.123Z',
         updatedAt: '2026-11-23T14:05:09.412Z',
       },
@@ -105,8 +101,8 @@ export const SagaTrace = responseSchema(
     description: 'The saga’s execution, step by step, compensations included.',
     examples: [
       {
-        orderId: ORDER_ID,
-        executionArn: `arn:aws:states:us-east-1:123456789012:execution:OrderSaga:${ORDER_ID}`,
+        orderId: exampleId('ord'),
+        executionArn: `arn:aws:states:us-east-1:123456789012:execution:OrderSaga:${exampleId('ord')}`,
         status: 'SUCCEEDED',
         steps: [
           {

@@ -1,10 +1,7 @@
 /** The orders module's request bodies: what its handlers validate (placing an order). */
 
-import { integer, requestSchema } from '../shared/schemas';
+import { exampleId, integer, requestSchema } from '../shared/schemas';
 import * as z from '../shared/zod';
-
-const CUSTOMER_ID = `cus_${'0123456789abcdef'.repeat(2)}`;
-const PRODUCT_ID = `prd_${'0123456789abcdef'.repeat(2)}`;
 
 export const PlaceOrder = requestSchema(
   z.strictObject({
@@ -38,6 +35,6 @@ export const PlaceOrder = requestSchema(
   }),
   {
     id: 'PlaceOrder',
-    examples: [{ customerId: CUSTOMER_ID, items: [{ productId: PRODUCT_ID, quantity: 2 }] }],
+    examples: [{ customerId: exampleId('cus'), items: [{ productId: exampleId('prd'), quantity: 2 }] }],
   },
 );

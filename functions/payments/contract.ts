@@ -1,7 +1,7 @@
 /** The payments module's HTTP contract. */
 
 import { commonResponses, notFoundResponse, type OperationSpec, operationOf } from '../shared/contract';
-import { everyValueOf, id, instant, responseSchema } from '../shared/schemas';
+import { everyValueOf, exampleId, id, instant, responseSchema } from '../shared/schemas';
 import * as z from '../shared/zod';
 import type { PaymentStatus } from './domain';
 import { PAYMENTS_ROUTE_SCOPES, PAYMENTS_ROUTES } from './seams';
@@ -21,9 +21,9 @@ export const Payment = responseSchema(
     description: 'For each customer, captured minus refunded never exceeds `creditLimitCents`.',
     examples: [
       {
-        paymentId: `pay_${'0123456789abcdef'.repeat(2)}`,
-        orderId: `ord_${'0123456789abcdef'.repeat(2)}`,
-        customerId: `cus_${'0123456789abcdef'.repeat(2)}`,
+        paymentId: exampleId('pay'),
+        orderId: exampleId('ord'),
+        customerId: exampleId('cus'),
         amountCents: 2500,
         status: 'CAPTURED',
         createdAt: '2026-11-23T14:05:09.380Z',

@@ -72,13 +72,13 @@ export const schemaId = (schema: z.ZodMiniType): string => {
   return meta.id;
 };
 
+/** The id the document's examples use for `prefix` (`ord` → `ord_0123…cdef`). */
+export const exampleId = (prefix: string) => `${prefix}_${'0123456789abcdef'.repeat(2)}`;
+
 /** An id the server made, `<prefix>_` and 32 hex digits (opaque to clients; anything else is unknown: 404). */
 export const id = (prefix: string) =>
   z
     .string()
-    .check(
-      z.regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`)),
-      z.meta({ examples: [`${prefix}_${'0123456789abcdef'.repeat(2)}`] }),
-    );
+    .check(z.regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`)), z.meta({ examples: [exampleId(prefix)] }));
 /** An ISO-8601 UTC instant as `Date.toISOString` writes it. */
 export const instant = () => z.iso.datetime().check(z.meta({ examples: ['2026-11-23T14:05:09.123Z'] }));
