@@ -33,6 +33,12 @@ export function idempotencyKey(request: HttpRequest, required = false): string |
 export const keyScope = (request: HttpRequest, key: string) =>
   `${request.caller.sub} ${request.routeKey} ${request.path} ${key}`;
 
+/** The body's fingerprint: a repeat with another body under the same key is refused (`keyReused`). */
+export const bodyFingerprint = (request: HttpRequest) =>
+  createHash('sha256')
+    .update(JSON.stringify(request.body ?? null))
+    .digest('base64url');
+
 export const keyReused = () =>
   new ClientError(409, 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different body');
 
@@ -92,9 +98,7 @@ export function idempotentCreation<Input>(
     const key = idempotencyKey(request, keyRequired);
     if (key === undefined) return create(input, request, { id: newId(prefix) });
     const scope = keyScope(request, key);
-    const requestHash = createHash('sha256')
-      .update(JSON.stringify(request.body ?? null))
-      .digest('base64url');
+    const requestHash = bodyFingerprint(request);
     const id = `${prefix}_${createHash('sha256').update(scope).digest('hex').slice(0, 32)}`;
     /**
      * The first request's answer, creation or refusal; `cause` when neither is there. The creation is looked

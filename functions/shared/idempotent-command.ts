@@ -28,7 +28,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo, fromEnvironment } from './aws';
 import { ClientError, throttled } from './errors';
 import { errorResult, type HttpRequest, type HttpResult } from './http';
-import { idempotencyKey, keyReused, keyScope } from './idempotency';
+import { bodyFingerprint, idempotencyKey, keyReused, keyScope } from './idempotency';
 import { logger } from './powertools';
 import { idempotencyEnvironment } from './seams';
 
@@ -67,8 +67,6 @@ const tableName = () => {
   table ??= fromEnvironment(idempotencyEnvironment).idempotencyTable;
   return table;
 };
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
 /** Claims the key; undefined when this request holds it now, else the live record that holds it. */
 async function claimKey(record: KeyRecord, now: number): Promise<KeyRecord | undefined> {
@@ -142,11 +140,12 @@ export function idempotentCommand<Input>(
     const input = parse(request);
     const key = idempotencyKey(request);
     if (key === undefined) return execute(input, request);
-    const payloadHash = sha256(JSON.stringify(request.body ?? null));
+    const id = createHash('sha256').update(keyScope(request, key)).digest('base64url');
+    const payloadHash = bodyFingerprint(request);
     for (let attempt = 0; ; attempt++) {
       const now = Date.now();
       const record: KeyRecord = {
-        id: sha256(keyScope(request, key)),
+        id,
         status: 'INPROGRESS',
         payloadHash,
         claim: randomUUID(),
