@@ -7,6 +7,7 @@ import {
   type Execution,
   type ExecutionStatus,
   type HistoryEvent,
+  historyOf,
   KEEP_HISTORIES,
   type Machine,
 } from './executions';
@@ -57,7 +58,7 @@ export function historyPage(execution: Execution, input: Record<string, unknown>
   }
   const pageSize = maxResults || 100;
   const reverse = input.reverseOrder === true;
-  const events = execution.events;
+  const { events } = historyOf(execution);
   let next = reverse ? events.length : 1;
   if (input.nextToken !== undefined)
     next = readToken(input.nextToken, `${execution.executionArn}|${reverse}`);

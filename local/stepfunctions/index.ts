@@ -3,7 +3,7 @@ import { ACCOUNT, type Assembly, REGION, type Resolve } from '../assembly';
 import type { LambdaRuntime } from '../lambda/runtime';
 import { awsError, describe, historyPage, listPage, validName } from './api';
 import { type AslDefinition, runnableDefinition, stateMachineSpecs, taskSpecs } from './definitions';
-import { type ConsoleExecution, type Execution, ExecutionStore, type Machine } from './executions';
+import { type ConsoleExecution, type Execution, ExecutionStore, historyOf, type Machine } from './executions';
 import type { FaultRule } from './faults';
 import { recordEvent, seconds } from './history';
 import {
@@ -202,7 +202,8 @@ export class LocalStepFunctions {
 
   /** One execution, with its history (unless no longer kept), for the saga console. */
   consoleExecution(arn: string): ConsoleExecution | undefined {
-    return this.executions.get(arn);
+    const execution = this.executions.get(arn);
+    return execution && { ...execution, ...historyOf(execution) };
   }
 
   /** A state machine's definition as deployed (read from the cloud assembly), by ARN. */
