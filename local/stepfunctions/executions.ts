@@ -66,7 +66,7 @@ export interface Execution {
   readonly events: HistoryEvent[];
   readonly invocations: Map<number, TaskInvocation>;
   /** A finished execution's events and invocations, deflated (see `historyOf`); `events` is then empty. */
-  packedHistory?: Buffer;
+  packedHistory?: string;
   historyDropped?: true;
   /** The last state entered (one assignment per transition): the saga console tells a compensated saga by it. */
   lastState?: string;
@@ -82,7 +82,8 @@ export interface Execution {
 /** An execution's history and Task invocations: its own while it runs, unpacked once it has finished. */
 export function historyOf(execution: Execution): Pick<Execution, 'events' | 'invocations'> {
   if (execution.packedHistory === undefined) return execution;
-  const { events, invocations } = JSON.parse(inflateRawSync(execution.packedHistory).toString('utf8')) as {
+  const packed = Buffer.from(execution.packedHistory, 'latin1');
+  const { events, invocations } = JSON.parse(inflateRawSync(packed).toString('utf8')) as {
     events: HistoryEvent[];
     invocations: [number, TaskInvocation][];
   };
@@ -92,12 +93,13 @@ export function historyOf(execution: Execution): Pick<Execution, 'events' | 'inv
 /**
  * A finished execution's history, packed. A saga's history is 12–38 KB of JSON (each event carries the
  * state's input or output), and 2,000 of them as objects held about 67 MB of the main heap at 25/s;
- * deflated (level 1: the events repeat the same payloads) they take a few KB each.
+ * deflated (level 1: the events repeat the same payloads) they take 1.2–2.5 KB each.
  */
 function packHistory(execution: Execution) {
   const history = { events: execution.events, invocations: [...execution.invocations] };
-  // Copied: zlib answers with a view of its 16 KB output chunk, which would stay allocated behind each history.
-  execution.packedHistory = Buffer.from(deflateRawSync(JSON.stringify(history), { level: 1 }));
+  // Kept as a one-byte string, not a buffer: zlib answers with a view of its 16 KB output chunk, and even a
+  // copy costs an allocation of its own outside the heap (100,000 copies of 160 bytes took 87 MB; as strings 19).
+  execution.packedHistory = deflateRawSync(JSON.stringify(history), { level: 1 }).toString('latin1');
   execution.events.length = 0;
   execution.invocations.clear();
 }
