@@ -193,9 +193,10 @@ export class LocalStepFunctions {
   /**
    * The executions kept, newest first, for the saga console: read only when
    * the page asks, as they are (one array of references per request, nothing
-   * computed per execution).
+   * computed per execution). Without their histories: a finished one's is
+   * packed (`consoleExecution` unpacks it).
    */
-  *executionsNewestFirst(): Generator<ConsoleExecution> {
+  *executionsNewestFirst(): Generator<Omit<ConsoleExecution, 'events' | 'invocations'>> {
     const all = [...this.executions.all()];
     for (let i = all.length - 1; i >= 0; i--) yield all[i]!;
   }
