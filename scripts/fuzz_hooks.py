@@ -314,8 +314,9 @@ def _names_others_record(request: requests.PreparedRequest) -> str | None:
             customer = json.loads(request.body).get("customerId")
         except (ValueError, AttributeError):
             return None
-        if customer in OTHERS_IDS:
-            return str(customer)
+        # A generated body may carry any JSON there (an object is unhashable): only a string names a record.
+        if isinstance(customer, str) and customer in OTHERS_IDS:
+            return customer
     return None
 
 
