@@ -9,14 +9,15 @@ import { isMainThread, Worker, workerData } from 'node:worker_threads';
 /**
  * What one HTTP response costs the thread that sends it, as the local cloud's
  * AWS endpoint answers a sandbox: a keep-alive server on 127.0.0.1 in the main
- * thread, one client in a worker thread sending DynamoDB-sized requests one at
- * a time, and the server thread's CPU (`process.threadCpuUsage`) around each
- * `res.end`: the socket write, in which the kernel also delivers the bytes over
- * loopback and wakes the thread waiting for them. `--burners N` first starts N
- * processes that spin for the run's length, as a loaded host's other threads
- * would compete for its cores.
+ * thread, client worker threads (`--clients`, as sandboxes) each sending
+ * DynamoDB-sized requests one at a time, and the server thread's CPU
+ * (`process.threadCpuUsage`) around each `res.end`: the socket write, in which
+ * the kernel also delivers the bytes over loopback and wakes the thread waiting
+ * for them. `--burners N` first starts N processes that spin for the run's
+ * length, as a loaded host's other threads compete for its cores; `--unix`
+ * serves on a Unix socket instead of TCP, to tell the transport's share.
  *
- *   npx tsx local/bench/loopback-response.ts [--requests 5000] [--burners 0|1|2]
+ *   npx tsx local/bench/loopback-response.ts [--requests 5000] [--clients 1] [--burners 0|1|2] [--unix]
  */
 const { values } = parseArgs({
   options: {
