@@ -231,7 +231,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     ...(options.seed !== undefined ? ['--seed', options.seed] : []),
     // The caller's token as Schemathesis's own header: its cases without it (the security scheme's
     // negative cases) then go out without one and must be refused 401; fuzz_hooks.py swaps in the
-    // operator's token on the admin-only routes.
+    // operator's token on the admin-only routes, and picks a registration's sender.
     '--header',
     `Authorization: Bearer ${callers.shop}`,
     // Prefer: wait may hold a request up to 10 s.

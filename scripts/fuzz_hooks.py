@@ -55,6 +55,7 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
+import zlib
 from typing import Any
 
 import requests
@@ -216,14 +217,56 @@ def _admin_only_operations() -> list[tuple[str, re.Pattern[str]]]:
 ADMIN_ONLY = _admin_only_operations() if SHOP_TOKEN else []
 
 
+# Fields of a registration only an admin may set (api.md, "Identity and access").
+REGISTRATION_ADMIN_FIELDS = ("creditLimitCents", "ownerSub")
+
+
+def _unregistered_caller_token() -> str:
+    """A shop token of a caller that has no customer record yet (the local issuer's, for a new sub)."""
+    body = json.dumps({"sub": f"fuzz-registrant-{uuid.uuid4()}", "scope": "commerce/shop"}).encode()
+    token_request = urllib.request.Request(
+        f"{AWS_ENDPOINT}/_local/token", data=body, headers={"content-type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(token_request, timeout=10) as response:
+        return json.load(response)["access_token"]
+
+
+def _registration_token(request: requests.PreparedRequest) -> str | None:
+    """
+    Who sends a registration (POST /customers). The fuzz caller has its record
+    already, so as that caller a valid body could only ever answer 409 and the
+    201 would go untested: a body an object without the admin's fields goes
+    as a caller not registered yet. One with them goes, for half of such
+    bodies, as the operator, who may set them, and for the other half as the
+    shop caller, who must get 403 (the half by the body's checksum, so that a
+    seed replays the same). Any other body stays the fuzz caller's (400).
+    """
+    raw = request.body.encode() if isinstance(request.body, str) else request.body or b""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    if any(field in body for field in REGISTRATION_ADMIN_FIELDS):
+        return ADMIN_TOKEN if zlib.crc32(raw) % 2 == 0 else None
+    return _unregistered_caller_token()
+
+
 def _with_token(request: requests.PreparedRequest) -> None:
-    """The operator's token in place of the caller's on the admin-only routes. Schemathesis sends the
-    caller's (its --header); a case without any, or with another (a bad one), goes out as it is."""
+    """The operator's token in place of the caller's on the admin-only routes, and a registration's
+    sender (above). Schemathesis sends the caller's (its --header); a case without any, or with another
+    (a bad one), goes out as it is."""
     if not SHOP_TOKEN or request.headers.get("Authorization") != f"Bearer {SHOP_TOKEN}":
         return
     path = urllib.parse.urlsplit(request.url or "").path
+    token = None
     if any(method == request.method and pattern.match(path) for method, pattern in ADMIN_ONLY):
-        request.headers["Authorization"] = f"Bearer {ADMIN_TOKEN}"
+        token = ADMIN_TOKEN
+    elif request.method == "POST" and path == "/customers":
+        token = _registration_token(request)
+    if token is not None:
+        request.headers["Authorization"] = f"Bearer {token}"
 
 
 def _accounted_send(self: requests.Session, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
