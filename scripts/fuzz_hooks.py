@@ -235,11 +235,11 @@ def _registration_token(request: requests.PreparedRequest) -> str | None:
     """
     Who sends a registration (POST /customers). The fuzz caller has its record
     already, so as that caller a valid body could only ever answer 409 and the
-    201 would go untested: a body an object without the admin's fields goes
-    as a caller not registered yet. One with them goes, for half of such
-    bodies, as the operator, who may set them, and for the other half as the
-    shop caller, who must get 403 (the half by the body's checksum, so that a
-    seed replays the same). Any other body stays the fuzz caller's (400).
+    201 would go untested. So a body that is an object without the admin's
+    fields goes as a caller not registered yet. One with them goes as the
+    operator, who may set them, or as the shop caller, who must get 403: half
+    each, by the body's checksum, so that a seed replays the same. Any other
+    body stays the fuzz caller's (400).
     """
     raw = request.body.encode() if isinstance(request.body, str) else request.body or b""
     try:
