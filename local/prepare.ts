@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { startLocalCloud } from './cloud';
 import { PROJECT_ROOT, synthesize } from './synth';
 
 /**
@@ -34,6 +33,8 @@ async function main() {
   }
   const startedOnce = performance.now();
   try {
+    // Loaded here, not at the top: where this step is skipped (CI), the install does not load the cloud.
+    const { startLocalCloud } = require('./cloud') as typeof import('./cloud');
     const cloud = await startLocalCloud({ port: 0, awsPort: 0, log: () => {} });
     await cloud.stop();
     log(`the local cloud started once, so that npm start finds its code compiled (${seconds(startedOnce)})`);
