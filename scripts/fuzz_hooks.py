@@ -85,9 +85,15 @@ QUIESCENCE_TIMEOUT_S = 60
 POLL_S = 0.025
 
 
-def _admin(path: str) -> dict[str, Any]:
-    # urllib, not requests: the accounting below must not see its own reads.
-    with urllib.request.urlopen(f"{AWS_ENDPOINT}/_local/{path}", timeout=10) as response:
+def _admin(path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The local cloud's admin API: a GET, or a POST of `body`."""
+    # urllib, not requests: the accounting below must not see its own calls.
+    request = urllib.request.Request(
+        f"{AWS_ENDPOINT}/_local/{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)
 
 
@@ -223,12 +229,7 @@ REGISTRATION_ADMIN_FIELDS = ("creditLimitCents", "ownerSub")
 
 def _unregistered_caller_token() -> str:
     """A shop token of a caller that has no customer record yet (the local issuer's, for a new sub)."""
-    body = json.dumps({"sub": f"fuzz-registrant-{uuid.uuid4()}", "scope": "commerce/shop"}).encode()
-    token_request = urllib.request.Request(
-        f"{AWS_ENDPOINT}/_local/token", data=body, headers={"content-type": "application/json"}, method="POST"
-    )
-    with urllib.request.urlopen(token_request, timeout=10) as response:
-        return json.load(response)["access_token"]
+    return _admin("token", {"sub": f"fuzz-registrant-{uuid.uuid4()}", "scope": "commerce/shop"})["access_token"]
 
 
 def _registration_token(request: requests.PreparedRequest) -> str | None:
