@@ -44,6 +44,8 @@ interface Case {
   readonly code: string;
   /** Each must appear as a `details[].field`. */
   readonly fields?: readonly string[];
+  /** A field's `details[].message`, in words a client can show (not zod's bare "Invalid input"). */
+  readonly messages?: Readonly<Record<string, string>>;
   /** Each must appear as a `details[].id` (unknown ids on POST /orders). */
   readonly ids?: (f: Fixtures) => readonly string[];
   readonly aggregates?: readonly Aggregate[];
@@ -351,6 +353,12 @@ const customerCases: Case[] = [
     status: 400,
     code: 'VALIDATION_ERROR',
     fields: ['name', 'email', 'creditLimitCents'],
+    // The bundles load zod's English messages (functions/package.json keeps shared/zod.ts's side effect).
+    messages: {
+      name: 'Too big: expected string to have <=200 characters',
+      email: 'Invalid email address',
+      creditLimitCents: 'Too small: expected number to be >=0',
+    },
   },
   {
     name: 'a body of exactly 64 KiB is read (and refused for its over-long name)',
@@ -725,7 +733,7 @@ const STACK_TRACE = /\n\s+at |\bat [\w.<>]+ \(|\.[jt]s:\d+|node_modules|webpack:
 
 function expectContractError(
   r: Sent,
-  c: Pick<Case, 'status' | 'code' | 'fields'>,
+  c: Pick<Case, 'status' | 'code' | 'fields' | 'messages'>,
   ids: readonly string[] = [],
 ) {
   // One assertion carrying the whole response, so a failure shows exactly what came back.
@@ -737,8 +745,13 @@ function expectContractError(
     },
   });
   expect(r.text).not.toMatch(STACK_TRACE);
-  const details = (r.body as { error: { details: { field?: unknown; id?: unknown }[] } }).error.details;
+  const details = (r.body as { error: { details: { field?: unknown; id?: unknown; message?: unknown }[] } })
+    .error.details;
   if (c.fields) expect(details.map((d) => d.field)).toEqual(expect.arrayContaining([...c.fields]));
+  if (c.messages) {
+    const expected = Object.entries(c.messages).map(([field, message]) => ({ field, message }));
+    expect(details).toEqual(expect.arrayContaining(expected));
+  }
   if (ids.length) expect(details.map((d) => d.id)).toEqual(expect.arrayContaining([...ids]));
 }
 
