@@ -4,6 +4,7 @@ import type { AdmissionOptions } from './admission';
 import { readAssembly, resolver } from './assembly';
 import type { TokenRequest } from './auth';
 import { AwsEndpoint } from './aws-endpoint';
+import { runDirOf } from './cache-dir';
 import {
   admissionControl,
   eventBus,
@@ -22,7 +23,6 @@ import { DynamoDbEngine, Journal } from './dynamodb';
 import { gateFunctionCalls } from './function-call-gate';
 import { LocalHttpApi, routeSpecs } from './http-api';
 import { serveLogs } from './logs';
-import { runDirOf } from './maven';
 import { LocalPrincipals } from './principals';
 import { reloader } from './reload';
 import { assertRunnable } from './resource-types';

@@ -1,8 +1,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { runDirOf } from './cache-dir';
 import { type CommandSpec, parseCommandLine } from './command-line';
 import { type LogLine, parseLogLine } from './logs';
-import { runDirOf } from './maven';
 
 /**
  * `npm run logs`: the functions' log lines from the local cloud, merged in

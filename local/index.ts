@@ -22,6 +22,8 @@
 
 // The cloud assembly as the cloud reads it.
 export { type Assembly, type Resource, readAssembly, resourcesOfType, type Template } from './assembly';
+// Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
+export { CACHE_DIR } from './cache-dir';
 // The cloud in this process: started from an assembly; its endpoints, counters, reload and stop.
 export { type LocalCloud, type LocalCloudOptions, startLocalCloud } from './cloud';
 // The cloud as a process group on a data directory, to crash and restart (`npm start`'s command).
@@ -80,8 +82,6 @@ export { type FunctionDeathRule, FunctionDeaths, validateFunctionDeaths } from '
 export { type LocalProcess, startLocalProcess } from './local-process';
 // The functions' log lines of one request, by request id or correlation id (GET /_local/logs, the logs CLI).
 export { type LogLine, type LogQuery, parseLogLine, readLogLines } from './logs';
-// Where the cloud keeps what it fetches and makes (git-ignored): jars, assemblies, function logs.
-export { CACHE_DIR } from './maven';
 // The resource types the cloud runs, and those it knows it need not run (a test checks the template's).
 export { NOT_RUN_LOCALLY, RUN_LOCALLY } from './resource-types';
 // `npm start`'s command line: its options and their help (main.ts parses it).

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { CACHE_DIR, fetchMavenDependencies } from '../maven';
+import { CACHE_DIR } from '../cache-dir';
+import { fetchMavenDependencies } from './maven';
 
 /**
  * AWS's own event-pattern matcher, event-ruler (Java), as an oracle for ./pattern.ts.

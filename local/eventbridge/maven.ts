@@ -1,16 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-
-/** Where the local cloud keeps what it fetches (git-ignored). */
-export const CACHE_DIR = join(__dirname, '.cache');
-
-/**
- * Where a cloud run from the assembly in `assemblyDir` keeps its function logs and dead letters by
- * default: one directory per assembly, so that test clouds and `npm start` do not mix.
- */
-export const runDirOf = (assemblyDir: string) => join(CACHE_DIR, 'run', basename(assemblyDir));
+import { join } from 'node:path';
 
 const pomHashOf = (pomDir: string) =>
   createHash('sha256')
@@ -18,10 +9,10 @@ const pomHashOf = (pomDir: string) =>
     .digest('hex');
 
 /** The marker `fetchMavenDependencies` leaves in `outDir`; it changes when the pom does. */
-export const fetchedMarker = (outDir: string) => join(outDir, '.complete');
+const fetchedMarker = (outDir: string) => join(outDir, '.complete');
 
 /** Whether `outDir` holds the dependencies of the pom in `pomDir` as it is now. */
-export function isFetched(pomDir: string, outDir: string): boolean {
+function isFetched(pomDir: string, outDir: string): boolean {
   const marker = fetchedMarker(outDir);
   return existsSync(marker) && readFileSync(marker, 'utf8').split('\n')[1] === pomHashOf(pomDir);
 }
@@ -55,9 +46,10 @@ function checkFetched(pomDir: string, outDir: string, error: Error | undefined, 
 }
 
 /**
- * Copies the dependencies of the pom in `pomDir` (jars and native libraries)
- * into `outDir` with Maven, once. A marker file records success (and the pom's
- * hash) so that later starts cost nothing and work offline; when the pom
+ * Copies the jars the pom in `pomDir` depends on (event-ruler's, for the tests
+ * that use it as an oracle) into `outDir` with Maven, once. A marker file
+ * records success (and the pom's hash) so that later runs cost nothing and
+ * work offline; when the pom
  * changes, `outDir` is emptied and fetched again, so that jars of an old
  * version never stay on the class path beside the new ones.
  */
