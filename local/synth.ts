@@ -55,8 +55,8 @@ function inputsHash(context: Record<string, string>): string {
 /**
  * Synthesizes the CDK app into `outDir` offline with the project's own CDK
  * CLI, unless the assembly there was made from the same sources and context.
- * The CLI runs as a child process without blocking this one, so DynamoDB
- * Local's start (and its timer) proceed meanwhile.
+ * The CLI runs as a child process without blocking this one, so that a
+ * running cloud (`npm start -- --watch` resynthesizing) serves meanwhile.
  */
 export async function synthesize(
   outDir: string,

@@ -14,14 +14,8 @@ import type { Product, Stock } from './domain';
  * A shard's entry is one string, `<version key>:<available>:<reserved>:<sold>:<received>`,
  * whose version key sorts as the version does (see `versionKey`), so that the
  * projector's guard "only if newer" is a string comparison. Strings, not a
- * map of five numbers: on AWS the item is smaller (about 1.7 KB for 64
- * shards of 15,625 units, two write units, where the maps' 2,062 bytes took
- * three). The choice was also made for a cost measured on DynamoDB Local,
- * which the local cloud ran on then and which parses, encodes and sizes
- * every number of an item on each write: a 64-shard product held 320 of
- * them, and an UpdateItem of one shard's entry cost its JVM 3.1–4.0 ms of
- * CPU on the maps, 1.1–1.6 ms on strings. That measurement says nothing of
- * DynamoDB itself; the choice is kept, and recorded here for review.
+ * map of five numbers: the item is smaller (about 1.7 KB for 64 shards of
+ * 15,625 units, two write units, where the maps' 2,062 bytes took three).
  * Entries written as maps by earlier versions are still read, and the
  * projector replaces them.
  */
