@@ -16,8 +16,8 @@ const iso = (t: Date | undefined) => (t ? new Date(t).toISOString() : new Date(0
 /**
  * Reads an execution's history into the saga's trace: one entry per task
  * state entered, with its attempts (each retry is another TaskScheduled),
- * its last error and when it ended. Works on the history Step Functions
- * gives, on AWS and in the local cloud alike.
+ * its last error and when it ended, from the history as Step Functions'
+ * GetExecutionHistory gives it.
  */
 export function sagaTrace(executionStatus: string | undefined, history: readonly HistoryEvent[]) {
   const steps: SagaStep[] = [];

@@ -11,8 +11,8 @@ import type { StageConfig } from '../stage-config';
  * function that carries both: the document `npm run openapi` generates from
  * the contracts the other functions validate with (`npm test` and the deploy
  * pipeline fail while the committed one differs), so the stage serves what
- * it runs. The local cloud serves them as any other route. The two routes
- * with no authorizer: anyone may read how to call the API.
+ * it runs. The two routes with no authorizer: anyone may read how to call
+ * the API.
  */
 export class ApiDocs extends Construct {
   constructor(
