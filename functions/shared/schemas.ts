@@ -8,10 +8,10 @@
 import * as z from './zod';
 
 /** Integer cents or units within bounds, rejecting floats, strings and unsafe integers. */
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  // z.int() bounds the value to safe integers itself: a second bound at the same value would answer
-  // a `400` with the field's one fault twice.
-  z.number().check(z.int(), z.gte(min), ...(max < Number.MAX_SAFE_INTEGER ? [z.lte(max)] : []));
+export const integer = (min: number, max?: number) =>
+  // z.int() bounds the value to the safe integers itself: without a `max` of its own, a second bound
+  // there would answer a `400` with the field's one fault twice.
+  z.number().check(z.int(), z.gte(min), ...(max === undefined ? [] : [z.lte(max)]));
 
 /**
  * A name-like text: at most `max` characters as sent, trimmed, not empty. The
