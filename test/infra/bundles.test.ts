@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { CommerceStack } from '../../lib/commerce-stack';
 import { stageConfig } from '../../lib/stage-config';
-import { TEST_SETTINGS } from './synth';
+import { TEST_SETTINGS, UNVALIDATED } from './synth';
 
 /**
  * The functions' bundles as `cdk synth` makes them (esbuild run for real, no
@@ -32,7 +32,11 @@ function bundlesOf(stage: string, context: Record<string, string> = {}): Bundle[
   const outdir = mkdtempSync(join(tmpdir(), `commerce-bundles-${stage}-`));
   outdirs.push(outdir);
   // As the CLI synthesizes: each function's asset named in its metadata.
-  const app = new App({ outdir, context: { ...context, 'aws:cdk:enable-asset-metadata': true } });
+  const app = new App({
+    outdir,
+    context: { ...context, 'aws:cdk:enable-asset-metadata': true },
+    ...UNVALIDATED,
+  });
   const config = stageConfig(stage, (key) => context[key], TEST_SETTINGS);
   const stack = new CommerceStack(app, `Commerce-${stage}`, { config });
   const assembly = app.synth();

@@ -22,6 +22,7 @@ import {
   resourcesOf,
   synthStage,
   TEST_SETTINGS,
+  UNVALIDATED,
 } from './synth';
 
 afterAll(removeSynthesized);
@@ -1277,7 +1278,7 @@ describe('cdk-nag (AWS Solutions)', () => {
 
   test('a finding nobody acknowledged fails synthesis (the check is live)', () => {
     const outdir = mkdtempSync(join(tmpdir(), 'nag-'));
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir });
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir, ...UNVALIDATED });
     const stack = new Stack(app, 'Unacknowledged');
     new sns.Topic(stack, 'PlainTopic');
     addNagChecks(app);
