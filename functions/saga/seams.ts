@@ -22,7 +22,7 @@ export const SAGA_METRICS = {
   stepFailures: 'SagaStepFailures',
   /** Orders the sweeper cancelled (with TIMEOUT) because their saga did not finish: each is alarmed. */
   sweeperCancellations: 'SweeperCancellations',
-  /** Orders whose cancellation by the sweeper failed: still PENDING, swept again (see functions/saga/sweeper.ts). */
+  /** Orders whose cancellation by the sweeper failed: still PENDING, swept again (see functions/saga/handlers/sweeper.ts). */
   sweeperFailures: 'SweeperFailures',
 } as const;
 

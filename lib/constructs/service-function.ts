@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import {
   Duration,
   aws_iam as iam,
@@ -7,23 +6,12 @@ import {
   type aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { acknowledgeCheckov, LOG_GROUP_KEY_REASON } from '../checkov';
 import { acknowledgeNag } from '../nag';
 import { type Watchlist, watchLabel } from '../observability/watchlist';
 import type { FunctionKind, StageConfig } from '../stage-config';
-
-const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
-/** What the bundles take for the SDK's default credential chain: the environment's credentials alone. */
-const LAMBDA_CREDENTIALS = join(FUNCTIONS_DIR, 'shared', 'lambda-credentials.ts');
-/** What the bundles take for the SDK's event streams, which no operation they call has. */
-const NO_EVENT_STREAMS = join(FUNCTIONS_DIR, 'shared', 'no-event-streams.ts');
-/** What the bundles take for DynamoDB's endpoint discovery, which no command of the pinned SDK uses. */
-const NO_ENDPOINT_DISCOVERY = join(FUNCTIONS_DIR, 'shared', 'no-endpoint-discovery.ts');
-/** `require` for the CommonJS code in an ES module bundle (esbuild's own shim throws for Node's modules). */
-const BUNDLE_BANNER =
-  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+import { bundledCode } from './bundles';
 
 export interface ServiceFunctionProps {
   /** Path under `functions/`, e.g. `accounts/handlers/api.ts`. */
@@ -54,7 +42,7 @@ export interface ServiceFunctionProps {
  * to its own log group and nothing else until the service grants it more.
  */
 export class ServiceFunction extends Construct {
-  readonly fn: NodejsFunction;
+  readonly fn: lambda.Function;
   /** Its entry under `functions/`. */
   readonly entry: string;
   readonly watchlist: Watchlist;
@@ -77,9 +65,9 @@ export class ServiceFunction extends Construct {
     logGroup.grant(role, 'logs:CreateLogStream', 'logs:PutLogEvents');
 
     const debugBundles = this.node.tryGetContext('debugBundles') === 'true';
-    this.fn = new NodejsFunction(this, 'Function', {
-      entry: join(FUNCTIONS_DIR, props.entry),
-      handler: 'handler',
+    this.fn = new lambda.Function(this, 'Function', {
+      code: bundledCode(this, props.entry, { debug: debugBundles, sourceMaps: props.config.sourceMaps }),
+      handler: 'index.handler',
       description: props.description,
       role,
       runtime: lambda.Runtime.NODEJS_22_X,
@@ -100,7 +88,6 @@ export class ServiceFunction extends Construct {
         ...(debugBundles ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         ...props.environment,
       },
-      bundling: bundlingOf(debugBundles, props.config.sourceMaps),
     });
 
     acknowledgeCheckov(logGroup, 'CKV_AWS_158', LOG_GROUP_KEY_REASON);
@@ -142,41 +129,3 @@ export class ServiceFunction extends Construct {
 
 /** The CloudWatch namespace of the platform's own (EMF) metrics on a stage. */
 export const metricsNamespace = (config: StageConfig) => `Commerce/${config.stage}`;
-
-/** How esbuild bundles every function (no Docker): see each option. */
-function bundlingOf(debugBundles: boolean, sourceMaps: boolean): BundlingOptions {
-  return {
-    // A debug build (`-c debugBundles=true`; `npm start -- --debug` makes one) is readable and
-    // mapped to the sources, so that breakpoints bind and stack traces name our files.
-    minify: !debugBundles,
-    // Names are not kept: that took 6% of every bundle (20 KB). A stack trace's positions map to
-    // the sources offline with the dev stage's index.mjs.map, which fits every stage's bundle of the
-    // same commit (the code is the same; docs/operations.md). Not --enable-source-maps at run time:
-    // it makes every thrown error (a lost optimistic-concurrency race, a 409) expensive on the hot path.
-    keepNames: false,
-    // A stage that keeps source maps (dev) ships each bundle's map beside it, for mapping a stack
-    // trace to the sources; prod does not (StageConfig.sourceMaps).
-    sourceMap: debugBundles || sourceMaps,
-    // The map points at the files themselves (relative to the bundle), for a debugger to open.
-    sourcesContent: false,
-    logLevel: LogLevel.ERROR,
-    target: 'node22',
-    // ES modules (index.mjs): esbuild drops what a function does not import from the packages'
-    // ES module builds (the AWS SDK's above all), which their CommonJS builds do not let it do.
-    format: OutputFormat.ESM,
-    mainFields: ['module', 'main'],
-    // A CommonJS package bundled into the ES module may still require Node's own modules.
-    banner: BUNDLE_BANNER,
-    // The SDK is bundled, pinned to the version the tests ran with.
-    externalModules: [],
-    esbuildArgs: {
-      // The clients' default credential chain, cut to its first link; no event streams and no
-      // endpoint discovery, which nothing the functions call uses (see each module).
-      '--alias': [
-        `@aws-sdk/credential-provider-node=${LAMBDA_CREDENTIALS}`,
-        `@smithy/core/event-streams=${NO_EVENT_STREAMS}`,
-        `@aws-sdk/middleware-endpoint-discovery=${NO_ENDPOINT_DISCOVERY}`,
-      ],
-    },
-  };
-}

@@ -1,5 +1,4 @@
-import type { aws_sqs as sqs } from 'aws-cdk-lib';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { aws_lambda as lambda, aws_sqs as sqs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 
 /** What names a watched part: its service's id and its own, e.g. `InventoryProjector`, `SagaStartFailures`. */
@@ -9,7 +8,7 @@ export const watchLabel = (service: Construct, id: string) => `${service.node.id
 export interface WatchedFunction {
   /** By its service and role, e.g. `InventoryProjector`, `SagaSteps`: names its alarms and graph lines. */
   readonly label: string;
-  readonly fn: NodejsFunction;
+  readonly fn: lambda.Function;
   /** Fed by a table's stream: watched for iterator age. */
   readonly consumesStream: boolean;
 }
@@ -28,7 +27,8 @@ export interface WatchedQueue {
  * dashboard's lines is the order of the stack's code.
  */
 export class Watchlist {
-  private readonly registeredFunctions: { label: string; fn: NodejsFunction; consumesStream: boolean }[] = [];
+  private readonly registeredFunctions: { label: string; fn: lambda.Function; consumesStream: boolean }[] =
+    [];
   private readonly registeredQueues: WatchedQueue[] = [];
   private readonly registeredRoutes: string[] = [];
 
@@ -50,12 +50,12 @@ export class Watchlist {
     return this.registeredRoutes;
   }
 
-  addFunction(label: string, fn: NodejsFunction) {
+  addFunction(label: string, fn: lambda.Function) {
     this.registeredFunctions.push({ label, fn, consumesStream: false });
   }
 
   /** Marks a registered function as a stream consumer. */
-  addStreamConsumer(fn: NodejsFunction) {
+  addStreamConsumer(fn: lambda.Function) {
     const watched = this.registeredFunctions.find((f) => f.fn === fn);
     if (!watched) throw new Error(`${fn.node.path} consumes a stream but is not on the watchlist`);
     watched.consumesStream = true;

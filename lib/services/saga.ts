@@ -66,7 +66,7 @@ export class OrderSaga extends Construct {
     const { config, watchlist } = props;
     // One function for all the steps: an order's steps can share one warm environment (decisions/0006).
     const steps = new ServiceFunction(this, 'Steps', {
-      entry: 'saga/handler.ts',
+      entry: 'saga/handlers/steps.ts',
       service: SAGA_SERVICE,
       kind: 'sagaStep',
       config,
@@ -139,7 +139,7 @@ export class OrderSaga extends Construct {
   private addSweeper(props: OrderSagaProps) {
     const { config, watchlist, orders } = props;
     const sweeper = new ServiceFunction(this, 'Sweeper', {
-      entry: 'saga/sweeper.ts',
+      entry: 'saga/handlers/sweeper.ts',
       service: SAGA_SERVICE,
       kind: 'sweeper',
       config,

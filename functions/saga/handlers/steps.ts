@@ -1,12 +1,12 @@
-import { customers } from '../accounts';
-import { inventoryCommands, inventorySettings, inventoryStores } from '../inventory';
-import { type CancellationReason, type Order, ordersStore } from '../orders';
-import { paymentsStore } from '../payments';
-import { dynamoEvents } from '../shared/aws';
-import { metrics } from '../shared/powertools';
-import { type SagaObserver, sagaUseCases } from './application';
-import { SAGA_METRICS } from './seams';
-import { sagaSteps } from './steps';
+import { customers } from '../../accounts';
+import { inventoryCommands, inventorySettings, inventoryStores } from '../../inventory';
+import { type CancellationReason, type Order, ordersStore } from '../../orders';
+import { paymentsStore } from '../../payments';
+import { dynamoEvents } from '../../shared/aws';
+import { metrics } from '../../shared/powertools';
+import { type SagaObserver, sagaUseCases } from '../application';
+import { SAGA_METRICS } from '../seams';
+import { sagaSteps } from '../steps';
 
 /** EMF metrics of a saga's outcome: how many, why, and how long from placement. */
 function recordOutcome(

@@ -1,15 +1,15 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { customers } from '../accounts';
-import { inventoryCommands, inventorySettings, inventoryStores } from '../inventory';
-import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../orders';
-import { paymentsStore } from '../payments';
-import { documents, dynamoEvents, fromEnvironment } from '../shared/aws';
-import { KEY } from '../shared/event-store';
-import { logger, metrics, startInvocation } from '../shared/powertools';
-import { sagaUseCases } from './application';
-import { SAGA_METRICS, sweeperEnvironment } from './seams';
-import { sweepLostSagas, sweepWindow } from './sweep';
+import { customers } from '../../accounts';
+import { inventoryCommands, inventorySettings, inventoryStores } from '../../inventory';
+import { FINAL_FROM_VERSION, ordersStore, PLACED_INDEX, SWEEP_PARTITIONS } from '../../orders';
+import { paymentsStore } from '../../payments';
+import { documents, dynamoEvents, fromEnvironment } from '../../shared/aws';
+import { KEY } from '../../shared/event-store';
+import { logger, metrics, startInvocation } from '../../shared/powertools';
+import { sagaUseCases } from '../application';
+import { SAGA_METRICS, sweeperEnvironment } from '../seams';
+import { sweepLostSagas, sweepWindow } from '../sweep';
 
 const orders = ordersStore();
 const noOutcomeMetrics = { started() {}, confirmed() {}, cancelled() {} };
