@@ -6,7 +6,7 @@ import { PROJECT_ROOT, synthesize } from './synth';
  * `npm start` has nothing slow left to do before it listens:
  *
  * - the app is synthesized into cdk.out as `npm start` (stage dev, no other
- *   context) would (15 s of CPU, half a minute on a busy 2-core machine: the
+ *   context) would (about 7 s on a 2-core machine, its bundles included: the
  *   longest part of a first start). `npm start` finds it up to date, and
  *   synthesizes again if anything it depends on changed since;
  * - the local cloud then starts once on free ports and stops, so that what a
