@@ -77,10 +77,11 @@ export async function synthesize(
   const args = [
     'synth',
     '--quiet',
-    // Not CDK's built-in CloudFormation validation: it only warns, and it cost 4.7 s of the app's
-    // 17.6 s synth (a WebAssembly rule engine). The cloud runs the template; it does not deploy
-    // it. `npm test` lints every stage's template with cfn-lint itself (test/infra/cfn-lint.test.ts),
-    // and `cdk synth` and `cdk deploy` still validate. cdk-nag's checks run either way.
+    // Not CDK's built-in CloudFormation validation: it only warns, and its WebAssembly rule engine
+    // cost 4.7 s of every synth here (docs/decisions/0009). The cloud runs the template; it does not
+    // deploy it. `npm test` lints every stage's template with cfn-lint itself
+    // (test/infra/cfn-lint.test.ts), and `cdk synth` and `cdk deploy` still validate. cdk-nag's
+    // checks run either way.
     '--no-validation',
     '--output',
     outDir,

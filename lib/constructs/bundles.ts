@@ -28,9 +28,9 @@ export interface BundleOptions {
  * A function's code: its entry under `functions/` bundled by esbuild (no
  * Docker). Every function's entry is a file in `functions/<module>/handlers/`,
  * and the first function an app stages bundles them all in one esbuild run,
- * which parses the AWS SDK once for all of them: `cdk synth` of a stage took
- * 5.9-7.5 s so, against 15.9-16.1 s with one run per function (NodejsFunction;
- * three runs each, alternating, on one 2-core host). Each asset is then
+ * which parses the AWS SDK once for all of them: `cdk synth --no-validation`
+ * of a stage took 5.9-7.5 s so, against 15.9-16.1 s with one run per function
+ * (NodejsFunction; docs/decisions/0009). Each asset is then
  * staged as CDK stages any bundled asset (its hash is its output's), and
  * skipped where the app skips bundling (`aws:cdk:bundling-stacks`).
  */
