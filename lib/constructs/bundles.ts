@@ -35,8 +35,7 @@ export interface BundleOptions {
  * skipped where the app skips bundling (`aws:cdk:bundling-stacks`).
  */
 export function bundledCode(scope: Construct, entry: string, options: BundleOptions): lambda.Code {
-  const entries = handlerEntries();
-  if (!entries.includes(entry))
+  if (!handlerEntries().includes(entry))
     throw new Error(
       `${entry} is not a function's entry: entries are the files of functions/<module>/handlers/`,
     );
@@ -52,7 +51,7 @@ export function bundledCode(scope: Construct, entry: string, options: BundleOpti
       command: ['esbuild', entry, JSON.stringify(options)],
       local: {
         tryBundle(outputDir) {
-          const built = buildAll(outdir, entries, options);
+          const built = buildAll(outdir, options);
           for (const file of readdirSync(built[entry]!)) {
             copyFileSync(join(built[entry]!, file), join(outputDir, file));
           }
@@ -63,9 +62,11 @@ export function bundledCode(scope: Construct, entry: string, options: BundleOpti
   });
 }
 
-/** Every `functions/<module>/handlers/*.ts`, relative to `functions/`. */
-function handlerEntries(): string[] {
-  return readdirSync(FUNCTIONS_DIR, { withFileTypes: true })
+let entriesRead: readonly string[] | undefined;
+
+/** Every `functions/<module>/handlers/*.ts`, relative to `functions/`: read once a process. */
+export function handlerEntries(): readonly string[] {
+  entriesRead ??= readdirSync(FUNCTIONS_DIR, { withFileTypes: true })
     .filter((module) => module.isDirectory() && existsSync(join(FUNCTIONS_DIR, module.name, 'handlers')))
     .flatMap((module) =>
       readdirSync(join(FUNCTIONS_DIR, module.name, 'handlers'))
@@ -73,6 +74,7 @@ function handlerEntries(): string[] {
         .map((file) => `${module.name}/handlers/${file}`),
     )
     .sort();
+  return entriesRead;
 }
 
 /** Builds made in this process: output directory and options → each entry's directory. */
@@ -83,11 +85,8 @@ const builds = new Map<string, Record<string, string>>();
  * as CDK's staging directories are, so that a source map's relative paths
  * still hold where its bundle is staged.
  */
-function buildAll(
-  outdir: string,
-  entries: readonly string[],
-  options: BundleOptions,
-): Record<string, string> {
+function buildAll(outdir: string, options: BundleOptions): Record<string, string> {
+  const entries = handlerEntries();
   const key = JSON.stringify([outdir, options]);
   const done = builds.get(key);
   if (done) return done;

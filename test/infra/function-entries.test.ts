@@ -1,7 +1,5 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
-import { bundledCode } from '../../lib/constructs/bundles';
+import { bundledCode, handlerEntries } from '../../lib/constructs/bundles';
 import { ServiceFunction } from '../../lib/constructs/service-function';
 import { removeSynthesized, synthStage, UNVALIDATED } from './synth';
 
@@ -11,23 +9,12 @@ import { removeSynthesized, synthStage, UNVALIDATED } from './synth';
  */
 afterAll(removeSynthesized);
 
-const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
-const handlerFiles = readdirSync(FUNCTIONS_DIR, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .flatMap((d) => {
-    try {
-      return readdirSync(join(FUNCTIONS_DIR, d.name, 'handlers')).map((f) => `${d.name}/handlers/${f}`);
-    } catch {
-      return [];
-    }
-  });
-
 test('each function has a file of a handlers/ directory for entry, and each such file is one function', () => {
   const entries = synthStage('dev')
     .stack.node.findAll()
     .filter((c): c is ServiceFunction => c instanceof ServiceFunction)
     .map((f) => f.entry);
-  expect(entries.sort()).toEqual(handlerFiles.sort());
+  expect(entries.sort()).toEqual([...handlerEntries()]);
 });
 
 test('an entry outside a handlers/ directory is refused, naming where entries go', () => {
