@@ -100,7 +100,7 @@ export interface StageConfig {
   readonly terminationProtection: boolean;
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN';
   /**
-   * Each function's bundle ships its source map (an `index.mjs.map` beside
+   * Each function's bundle ships its source map (an `index.js.map` beside
    * it, not inlined: the bundle itself stays as small), so that a stack trace
    * from the stage can be mapped to the sources. Not applied at run time
    * (`--enable-source-maps` makes every thrown error, a lost

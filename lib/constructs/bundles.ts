@@ -11,9 +11,6 @@ const LAMBDA_CREDENTIALS = join(FUNCTIONS_DIR, 'shared', 'lambda-credentials.ts'
 const NO_EVENT_STREAMS = join(FUNCTIONS_DIR, 'shared', 'no-event-streams.ts');
 /** What the bundles take for DynamoDB's endpoint discovery, which no command of the pinned SDK uses. */
 const NO_ENDPOINT_DISCOVERY = join(FUNCTIONS_DIR, 'shared', 'no-endpoint-discovery.ts');
-/** `require` for the CommonJS code in an ES module bundle (esbuild's own shim throws for Node's modules). */
-const BUNDLE_BANNER =
-  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 /** Where a bundle's files are staged from: a directory of the app's output per build, removed on exit. */
 const BUILD_DIR_PREFIX = 'bundling-functions-';
 
@@ -90,7 +87,7 @@ function buildAll(outdir: string, options: BundleOptions): Record<string, string
   const key = JSON.stringify([outdir, options]);
   const done = builds.get(key);
   if (done) return done;
-  // e.g. bundling-functions-0-saga-handlers-steps/index.mjs
+  // e.g. bundling-functions-0-saga-handlers-steps/index.js
   const dirNameOf = (entry: string) =>
     `${BUILD_DIR_PREFIX}${builds.size}-${entry.replace(/\.ts$/, '').replaceAll('/', '-')}`;
   const dirOf = Object.fromEntries(entries.map((entry) => [entry, join(outdir, dirNameOf(entry))]));
@@ -118,7 +115,7 @@ function esbuildOptions({ debug, sourceMaps }: BundleOptions): BuildOptions {
     // mapped to the sources, so that breakpoints bind and stack traces name our files.
     minify: !debug,
     // Names are not kept: that took 6% of every bundle (20 KB). A stack trace's positions map to
-    // the sources offline with the dev stage's index.mjs.map, which fits every stage's bundle of the
+    // the sources offline with the dev stage's index.js.map, which fits every stage's bundle of the
     // same commit (the code is the same; docs/operations.md). Not --enable-source-maps at run time:
     // it makes every thrown error (a lost optimistic-concurrency race, a 409) expensive on the hot path.
     keepNames: false,
@@ -128,13 +125,14 @@ function esbuildOptions({ debug, sourceMaps }: BundleOptions): BuildOptions {
     // The map points at the files themselves (relative to the bundle), for a debugger to open.
     sourcesContent: false,
     logLevel: 'error',
-    // ES modules (index.mjs): esbuild drops what a function does not import from the packages'
-    // ES module builds (the AWS SDK's above all), which their CommonJS builds do not let it do.
-    format: 'esm',
-    outExtension: { '.js': '.mjs' },
+    // A CommonJS bundle (index.js) made from the packages' ES module builds: esbuild drops what a
+    // function does not import from those (the AWS SDK's above all), which their CommonJS builds
+    // do not let it do. The output is CommonJS, and import() becomes require(), because an ES module
+    // import of one of Node's own modules runs every getter of its exports (node:http's load
+    // undici): about a fifth of a sandbox's start, and of a Lambda cold start (docs/decisions/0010).
+    format: 'cjs',
+    supported: { 'dynamic-import': false },
     mainFields: ['module', 'main'],
-    // A CommonJS package bundled into the ES module may still require Node's own modules.
-    banner: { js: BUNDLE_BANNER },
     // The SDK is bundled, pinned to the version the tests ran with. The clients' default
     // credential chain is cut to its first link; no event streams and no endpoint discovery,
     // which nothing the functions call uses (see each module).

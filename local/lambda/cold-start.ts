@@ -20,7 +20,7 @@ export interface ColdStartOptions {
 /** One function's fresh starts. */
 export interface ColdStart {
   readonly functionId: string;
-  /** The handler's file in its asset (index.mjs), bytes: what the sandbox loads. */
+  /** The handler's file in its asset (index.js), bytes: what the sandbox loads. */
   readonly bundleBytes: number;
   /** From creating the sandbox to its handler loaded and resolved (the worker's `ready`), ms, one per run. */
   readonly startMs: readonly number[];

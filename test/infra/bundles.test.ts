@@ -18,7 +18,7 @@ interface Bundle {
   readonly name: string;
   readonly files: Readonly<Record<string, number>>;
   readonly code: string;
-  /** The asset's directory (its index.mjs.map, where a stage ships one). */
+  /** The asset's directory (its index.js.map, where a stage ships one). */
   readonly dir: string;
 }
 
@@ -53,7 +53,7 @@ function bundlesOf(stage: string, context: Record<string, string> = {}): Bundle[
       return {
         name: id.replace(/Function[0-9A-F]{8}$/, ''),
         files,
-        code: readFileSync(join(dir, 'index.mjs'), 'utf8'),
+        code: readFileSync(join(dir, 'index.js'), 'utf8'),
         dir,
       };
     });
@@ -67,13 +67,13 @@ beforeAll(() => {
   prod = bundlesOf('prod');
 }, 240_000);
 
-test('every function is one minified ES module bundle within the bar', () => {
+test('every function is one minified CommonJS bundle within the bar', () => {
   expect(dev.length).toBeGreaterThan(0);
   for (const bundles of [dev, prod]) {
     for (const { name, files } of bundles) {
-      expect({ name, bytes: files['index.mjs'], within: files['index.mjs']! <= BAR_BYTES }).toEqual({
+      expect({ name, bytes: files['index.js'], within: files['index.js']! <= BAR_BYTES }).toEqual({
         name,
-        bytes: files['index.mjs'],
+        bytes: files['index.js'],
         within: true,
       });
     }
@@ -84,14 +84,34 @@ test('dev ships each bundle with its source map; prod ships the bundle alone', (
   for (const { name, files } of dev)
     expect({ name, files: Object.keys(files).sort() }).toEqual({
       name,
-      files: ['index.mjs', 'index.mjs.map'],
+      files: ['index.js', 'index.js.map'],
     });
   for (const { name, files } of prod)
-    expect({ name, files: Object.keys(files) }).toEqual({ name, files: ['index.mjs'] });
+    expect({ name, files: Object.keys(files) }).toEqual({ name, files: ['index.js'] });
 });
 
 /** The one function that calls no AWS API: it serves the OpenAPI document it carries. */
 const WITHOUT_SDK = 'DocsApi';
+
+test("no bundle loads Node.js's own modules as ES modules (docs/decisions/0010)", () => {
+  // An ES module import of a built-in module, static or import(), runs every getter of its exports
+  // (node:http's load undici): tens of ms of CPU in every cold start. A CommonJS require runs none.
+  for (const { name, code } of [...dev, ...prod]) {
+    expect({
+      name,
+      commonJs: code.includes('module.exports'),
+      dynamicImports: code.match(/\bimport\s*\(/g) ?? [],
+    }).toEqual({
+      name,
+      commonJs: true,
+      dynamicImports: [],
+    });
+    expect({ name, requiresHttp: code.includes('require("node:http")') }).toEqual({
+      name,
+      requiresHttp: name !== WITHOUT_SDK,
+    });
+  }
+});
 
 test("the SDK's credential chain is cut to the environment's credentials", () => {
   for (const { name, code } of prod.filter((b) => b.name !== WITHOUT_SDK)) {
@@ -126,7 +146,7 @@ test("a dev bundle's source map maps the prod bundle too: the same code", () => 
   // How a prod stack trace is read (docs/operations.md): the bundles keep no names, and prod ships no map.
   const devCode = Object.fromEntries(dev.map((b) => [b.name, b.code]));
   for (const { name, code } of prod) {
-    const same = devCode[name]!.replace(/\n\/\/# sourceMappingURL=index\.mjs\.map\n?$/, '\n') === code;
+    const same = devCode[name]!.replace(/\n\/\/# sourceMappingURL=index\.js\.map\n?$/, '\n') === code;
     expect({ name, same }).toEqual({ name, same: true });
   }
 });
@@ -152,14 +172,14 @@ test('a debug build (npm start -- --debug) is readable and mapped to our sources
     expect({ name, readable: meanLineLength(code) < 100 }).toEqual({ name, readable: true });
     expect({ name, files: Object.keys(files).sort() }).toEqual({
       name,
-      files: ['index.mjs', 'index.mjs.map'],
+      files: ['index.js', 'index.js.map'],
     });
-    expect({ name, linked: code.includes('//# sourceMappingURL=index.mjs.map') }).toEqual({
+    expect({ name, linked: code.includes('//# sourceMappingURL=index.js.map') }).toEqual({
       name,
       linked: true,
     });
     // Its map names the project's own TypeScript, so that a breakpoint set there binds.
-    const { sources } = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    const { sources } = JSON.parse(readFileSync(join(dir, 'index.js.map'), 'utf8')) as { sources: string[] };
     const ours = sources.filter((s) => /(^|\/)functions\/\w+\/.+\.ts$/.test(s));
     expect({ name, mapsOurSources: ours.length > 0 }).toEqual({ name, mapsOurSources: true });
   }
