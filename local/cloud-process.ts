@@ -222,13 +222,27 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
+/**
+ * Where the ports are chosen: below the ranges systems give outgoing connections (Linux 32768–60999,
+ * macOS and Windows 49152–65535). A port of those ranges, free when chosen, can be taken by any
+ * client's connection (or a server on port 0) before the cloud, still synthesizing, listens on it:
+ * seen as EADDRINUSE on 127.0.0.1:40382 in a CI run of the crash test.
+ */
+const PORTS_FROM = 20_000;
+const PORTS_TO = 32_000;
+
 /** A port p with p and p + 1 both free on 127.0.0.1 (the API and the AWS endpoint). */
 async function freePortPair(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const port = await listenOnce(0);
-    if (port < 65535 && (await listenOnce(port + 1).catch(() => 0)) === port + 1) return port;
+  const free = (port: number) =>
+    listenOnce(port).then(
+      (bound) => bound === port,
+      () => false,
+    );
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM));
+    if ((await free(port)) && (await free(port + 1))) return port;
   }
-  throw new Error('no two free ports in a row on 127.0.0.1');
+  throw new Error(`no two free ports in a row on 127.0.0.1 between ${PORTS_FROM} and ${PORTS_TO}`);
 }
 
 function listenOnce(port: number): Promise<number> {
