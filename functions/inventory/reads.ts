@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../shared/aws';
 import { type Product, type Stock, sumStock } from './domain';
 import { allShards, type InventoryStores } from './store';
@@ -20,7 +19,7 @@ export function productReads(stores: InventoryStores, viewsTable: string) {
 
   async function refresh(productId: string, shardCount: number) {
     const sentAt = Date.now();
-    const { Item } = await documents.send(new GetCommand({ TableName: viewsTable, Key: { id: productId } }));
+    const { Item } = await documents.get({ TableName: viewsTable, Key: { id: productId } });
     for (const { shard, version, stock: seen } of Item ? shardsOfView(Item as ProductViewItem) : []) {
       stock.remember(productId, shard, seen, version, sentAt, 'view');
     }

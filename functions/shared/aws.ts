@@ -1,7 +1,4 @@
-import { Agent } from 'node:http';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { DynamoDbDocuments } from './dynamodb-documents';
 import { DynamoDbEventStore } from './dynamodb-event-store';
 import { DeadlineRetries } from './retries';
 import type { Environment, Values, Variable } from './seams';
@@ -11,13 +8,8 @@ import type { Environment, Values, Variable } from './seams';
  * standard AWS_ENDPOINT_URL* variables where they are set (SAM and other
  * emulators set them; Lambda leaves them unset).
  */
-export const dynamo = new DynamoDBClient({
+export const documents = new DynamoDbDocuments({
   retryStrategy: new DeadlineRetries(5),
-  // Keep-alive sockets, so that calls reuse connections across invocations. (A sandbox runs one
-  // invocation at a time, on Lambda as locally; the bound is only a ceiling for fan-out within one.)
-  requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }),
-});
-export const documents = DynamoDBDocumentClient.from(dynamo, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
 });
 

@@ -1,15 +1,4 @@
-import {
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-  TransactionConflictException,
-} from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDbDocuments, isDynamoDbError } from './dynamodb-documents';
 import { ConcurrencyError } from './errors';
 import {
   conflicted,
@@ -22,47 +11,41 @@ import {
 
 /** The event store on DynamoDB: what the functions run on. */
 export class DynamoDbEventStore implements EventStore {
-  constructor(private readonly client: DynamoDBDocumentClient) {}
+  constructor(private readonly client: DynamoDbDocuments) {}
 
   async newest(tableName: string, aggregateId: string) {
-    const newest = await this.client.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: '#id = :id',
-        ExpressionAttributeNames: { '#id': KEY.partition },
-        ExpressionAttributeValues: { ':id': aggregateId },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
+    const newest = await this.client.query({
+      TableName: tableName,
+      KeyConditionExpression: '#id = :id',
+      ExpressionAttributeNames: { '#id': KEY.partition },
+      ExpressionAttributeValues: { ':id': aggregateId },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    });
     return newest.Items?.[0] as EventItem | undefined;
   }
 
   async at(tableName: string, aggregateId: string, version: number) {
-    const { Item } = await this.client.send(
-      new GetCommand({
-        TableName: tableName,
-        Key: { [KEY.partition]: aggregateId, [KEY.sort]: version },
-        ConsistentRead: true,
-      }),
-    );
+    const { Item } = await this.client.get({
+      TableName: tableName,
+      Key: { [KEY.partition]: aggregateId, [KEY.sort]: version },
+      ConsistentRead: true,
+    });
     return Item as EventItem | undefined;
   }
 
   async *pages(tableName: string, aggregateId: string) {
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: '#id = :id',
-          ExpressionAttributeNames: { '#id': KEY.partition },
-          ExpressionAttributeValues: { ':id': aggregateId },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await this.client.query({
+        TableName: tableName,
+        KeyConditionExpression: '#id = :id',
+        ExpressionAttributeNames: { '#id': KEY.partition },
+        ExpressionAttributeValues: { ':id': aggregateId },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      });
       yield (page.Items ?? []) as EventItem[];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -78,28 +61,28 @@ export class DynamoDbEventStore implements EventStore {
  * conditional put; more go in one `TransactWriteItems` (up to 100 items).
  * A lost race on any of them raises `ConcurrencyError` naming the aggregates.
  */
-export async function appendAtomically(client: DynamoDBDocumentClient, appends: readonly PendingAppend[]) {
+export async function appendAtomically(client: DynamoDbDocuments, appends: readonly PendingAppend[]) {
   const items = appends.flatMap((a) => a.items);
   if (items.length === 0) return;
   try {
     if (items.length === 1 && items[0]!.Put) {
-      await client.send(new PutCommand(items[0]!.Put));
+      await client.put(items[0]!.Put);
       return;
     }
-    await client.send(new TransactWriteCommand({ TransactItems: items }));
+    await client.transactWrite({ TransactItems: items });
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
+    if (isDynamoDbError(error, 'ConditionalCheckFailedException')) {
       if (await madeByThisWrite(client, items[0])) return;
       throw new ConcurrencyError(appends.map((a) => a.aggregateId));
     }
     // A single write to an item a transaction is changing right now: lost to that writer, item not (yet) there.
-    if (error instanceof TransactionConflictException) {
+    if (isDynamoDbError(error, 'TransactionConflictException')) {
       throw new ConcurrencyError(
         appends.map((a) => a.aggregateId),
         [],
       );
     }
-    if (error instanceof TransactionCanceledException) {
+    if (isDynamoDbError(error, 'TransactionCanceledException')) {
       const reasons = error.CancellationReasons ?? [];
       const lost = reasons.some(
         (r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict',
@@ -126,17 +109,15 @@ export async function appendAtomically(client: DynamoDBDocumentClient, appends: 
  * else's item at the key is a lost race. One consistent read, made only
  * after a condition failed.
  */
-async function madeByThisWrite(client: DynamoDBDocumentClient, item: TransactItem | undefined) {
+async function madeByThisWrite(client: DynamoDbDocuments, item: TransactItem | undefined) {
   const put = item?.Put;
   const eventId = put?.Item?.eventId;
   if (!put || typeof eventId !== 'string') return false;
-  const { Item } = await client.send(
-    new GetCommand({
-      TableName: put.TableName,
-      Key: { [KEY.partition]: put.Item![KEY.partition], [KEY.sort]: put.Item![KEY.sort] },
-      ConsistentRead: true,
-      ProjectionExpression: 'eventId',
-    }),
-  );
+  const { Item } = await client.get({
+    TableName: put.TableName,
+    Key: { [KEY.partition]: put.Item![KEY.partition], [KEY.sort]: put.Item![KEY.sort] },
+    ConsistentRead: true,
+    ProjectionExpression: 'eventId',
+  });
   return Item?.eventId === eventId;
 }

@@ -17,15 +17,9 @@
  *   taken as made, where Powertools took it for another request's.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  type AttributeValue,
-  ConditionalCheckFailedException,
-  DeleteItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { dynamo, fromEnvironment } from './aws';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { documents, fromEnvironment } from './aws';
+import { isDynamoDbError } from './dynamodb-documents';
 import { ClientError, throttled } from './errors';
 import { errorResult, type HttpRequest, type HttpResult } from './http';
 import { bodyFingerprint, idempotencyKey, keyReused, keyScope } from './idempotency';
@@ -71,26 +65,24 @@ const tableName = () => {
 /** Claims the key; undefined when this request holds it now, else the live record that holds it. */
 async function claimKey(record: KeyRecord, now: number): Promise<KeyRecord | undefined> {
   try {
-    await dynamo.send(
-      new PutItemCommand({
-        TableName: tableName(),
-        Item: marshall(record),
-        // Free, expired (not yet removed by TTL), or abandoned in progress.
-        ConditionExpression:
-          'attribute_not_exists(id) OR expiration < :nowSeconds OR (#status = :inProgress AND inProgressUntil < :now)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: marshall({
-          ':nowSeconds': Math.floor(now / 1000),
-          ':now': now,
-          ':inProgress': 'INPROGRESS',
-        }),
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
+    await documents.put({
+      TableName: tableName(),
+      Item: { ...record },
+      // Free, expired (not yet removed by TTL), or abandoned in progress.
+      ConditionExpression:
+        'attribute_not_exists(id) OR expiration < :nowSeconds OR (#status = :inProgress AND inProgressUntil < :now)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':nowSeconds': Math.floor(now / 1000),
+        ':now': now,
+        ':inProgress': 'INPROGRESS',
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
     return undefined;
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
-    const found = unmarshall(error.Item as Record<string, AttributeValue>) as KeyRecord;
+    if (!isDynamoDbError(error, 'ConditionalCheckFailedException') || !error.Item) throw error;
+    const found = unmarshall(error.Item) as KeyRecord;
     // This very claim, made by an attempt whose answer was lost.
     return found.claim === record.claim ? undefined : found;
   }
@@ -98,31 +90,27 @@ async function claimKey(record: KeyRecord, now: number): Promise<KeyRecord | und
 
 /** Completes the key's record with its first answer (only while this claim holds it). */
 const complete = (record: KeyRecord, answer: HttpResult) =>
-  dynamo.send(
-    new UpdateItemCommand({
-      TableName: tableName(),
-      Key: marshall({ id: record.id }),
-      UpdateExpression: 'SET #status = :completed, answer = :answer',
-      ConditionExpression: 'claim = :claim',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: marshall({
-        ':completed': 'COMPLETED',
-        ':answer': JSON.stringify(answer),
-        ':claim': record.claim,
-      }),
-    }),
-  );
+  documents.update({
+    TableName: tableName(),
+    Key: { id: record.id },
+    UpdateExpression: 'SET #status = :completed, answer = :answer',
+    ConditionExpression: 'claim = :claim',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':completed': 'COMPLETED',
+      ':answer': JSON.stringify(answer),
+      ':claim': record.claim,
+    },
+  });
 
 /** Frees the key after a fault, so that the client's retry runs the command (only this claim's record). */
 const release = (record: KeyRecord) =>
-  dynamo.send(
-    new DeleteItemCommand({
-      TableName: tableName(),
-      Key: marshall({ id: record.id }),
-      ConditionExpression: 'attribute_not_exists(id) OR claim = :claim',
-      ExpressionAttributeValues: marshall({ ':claim': record.claim }),
-    }),
-  );
+  documents.delete({
+    TableName: tableName(),
+    Key: { id: record.id },
+    ConditionExpression: 'attribute_not_exists(id) OR claim = :claim',
+    ExpressionAttributeValues: { ':claim': record.claim },
+  });
 
 /**
  * Makes a POST honour `Idempotency-Key`: a repeat with the same key and body

@@ -1,9 +1,9 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { documents } from './aws';
+import { isDynamoDbError } from './dynamodb-documents';
 import { logger, startInvocation } from './powertools';
 
 /**
@@ -46,10 +46,10 @@ export async function upsertView(
 /** An UpdateItem under a condition: whether it wrote (false when the condition refused it). */
 async function guardedUpdate(input: UpdateCommandInput): Promise<boolean> {
   try {
-    await documents.send(new UpdateCommand(input));
+    await documents.update(input);
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (isDynamoDbError(error, 'ConditionalCheckFailedException')) return false;
     throw error;
   }
 }

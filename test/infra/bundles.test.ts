@@ -92,6 +92,8 @@ test('dev ships each bundle with its source map; prod ships the bundle alone', (
 
 /** The one function that calls no AWS API: it serves the OpenAPI document it carries. */
 const WITHOUT_SDK = 'DocsApi';
+/** The functions with an SDK client: Step Functions' (the orders API) and EventBridge's (the outbox). */
+const WITH_SDK_CLIENT = ['OrdersApi', 'OutboxPublisher'];
 
 test("no bundle loads Node.js's own modules as ES modules (docs/decisions/0010)", () => {
   // An ES module import of a built-in module, static or import(), runs every getter of its exports
@@ -113,8 +115,23 @@ test("no bundle loads Node.js's own modules as ES modules (docs/decisions/0010)"
   }
 });
 
+test('DynamoDB is called without the SDK: only Step Functions and EventBridge bundle an SDK client (docs/decisions/0011)', () => {
+  for (const { name, code } of prod) {
+    // The SDK's user agent, which every SDK client sends, and its DynamoDB client's protocol name.
+    expect({
+      name,
+      sdkClient: code.includes('aws-sdk-js'),
+      dynamoDbSdk: code.includes('com.amazonaws.dynamodb'),
+    }).toEqual({
+      name,
+      sdkClient: WITH_SDK_CLIENT.includes(name),
+      dynamoDbSdk: false,
+    });
+  }
+});
+
 test("the SDK's credential chain is cut to the environment's credentials", () => {
-  for (const { name, code } of prod.filter((b) => b.name !== WITHOUT_SDK)) {
+  for (const { name, code } of prod.filter((b) => WITH_SDK_CLIENT.includes(b.name))) {
     // The debug messages of the chain's links, which minification keeps.
     expect({ name, env: code.includes('@aws-sdk/credential-provider-env - fromEnv') }).toEqual({
       name,
@@ -134,7 +151,7 @@ test('what no call of the functions uses is left out: event streams, endpoint di
       name,
       standIn: code.includes('event streams are not bundled'),
       eventStreams: code.includes(':message-type'),
-    }).toEqual({ name, standIn: name !== WITHOUT_SDK, eventStreams: false });
+    }).toEqual({ name, standIn: WITH_SDK_CLIENT.includes(name), eventStreams: false });
     expect({ name, endpointCache: /mnemonist\/lru-cache|endpointDiscoveryMiddleware/.test(code) }).toEqual({
       name,
       endpointCache: false,

@@ -7,7 +7,8 @@ import {
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { StandardRetryStrategy } from '@smithy/core/retry';
+import { DynamoDbDocuments } from '../../functions/shared/dynamodb-documents';
 import { appendAtomically } from '../../functions/shared/dynamodb-event-store';
 import { ConcurrencyError } from '../../functions/shared/errors';
 import { DeadlineRetries, RETRY_MARGIN_MS, retryWithin } from '../../functions/shared/retries';
@@ -161,7 +162,13 @@ describe('DynamoDB refusing calls', () => {
   // cancelled for a conflict on a new item was reported as that item existing, so a creating command took
   // itself for a repeat of an earlier request and, finding none, failed instead of retrying.
   test('a transaction conflict is a race to retry, not an item that exists', async () => {
-    const documents = DynamoDBDocumentClient.from(dynamo);
+    // The functions' client, with the accounts function's credentials: the faults are the functions' own.
+    const documents = new DynamoDbDocuments({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      credentials: { accessKeyId: accountsFunction, secretAccessKey: 'local' },
+      retryStrategy: new StandardRetryStrategy(3),
+    });
     const run = Date.now().toString(36);
     const append = (id: string) => ({
       aggregateId: id,
@@ -194,6 +201,7 @@ describe('DynamoDB refusing calls', () => {
     expect([...(repeat as ConcurrencyError).existing].sort()).toEqual(
       appends.map((a) => a.aggregateId).sort(),
     );
+    documents.destroy();
   });
 
   test('set through the admin API, the functions’ own calls are refused, and served again once lifted', async () => {

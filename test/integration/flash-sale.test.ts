@@ -5,8 +5,10 @@
 // another writer is reservable again within the cache's bound.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { StandardRetryStrategy } from '@smithy/core/retry';
 import { shardFold, shardId } from '../../functions/inventory/domain';
 import { STOCK_CACHE } from '../../functions/inventory/stock-cache';
+import { DynamoDbDocuments } from '../../functions/shared/dynamodb-documents';
 import { DynamoDbEventStore } from '../../functions/shared/dynamodb-event-store';
 import { AggregateStore } from '../../functions/shared/event-store';
 import {
@@ -45,7 +47,12 @@ let inventoryTable: string;
 let viewsTable: string;
 let base: DynamoDBClient;
 let documents: DynamoDBDocumentClient;
-afterAll(() => base.destroy());
+/** The functions' client, as the event store is given it. */
+let events: DynamoDbDocuments;
+afterAll(() => {
+  base.destroy();
+  events.destroy();
+});
 
 beforeAll(async () => {
   base = new DynamoDBClient({
@@ -54,6 +61,12 @@ beforeAll(async () => {
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   documents = DynamoDBDocumentClient.from(base);
+  events = new DynamoDbDocuments({
+    endpoint: awsEndpoint(),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    retryStrategy: new StandardRetryStrategy(3),
+  });
   const { tables } = await localAdmin<{ tables: string[] }>('wiring');
   inventoryTable = tables.find((t) => t.startsWith('InventoryEvents'))!;
   viewsTable = tables.find((t) => t.startsWith('InventoryViews'))!;
@@ -67,12 +80,7 @@ async function eventStoreIo() {
 
 /** Receives `quantity` more into every shard of a product straight in the event store, as another sandbox would. */
 async function restockElsewhere(productId: string, shardCount: number, quantity: number) {
-  const shards = new AggregateStore(
-    new DynamoDbEventStore(documents),
-    inventoryTable,
-    'StockShard',
-    shardFold,
-  );
+  const shards = new AggregateStore(new DynamoDbEventStore(events), inventoryTable, 'StockShard', shardFold);
   const decided = restock(
     { productId, sku: 'x', name: 'x', priceCents: 1, shardCount, createdAt: new Date().toISOString() },
     quantity,

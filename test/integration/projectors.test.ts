@@ -8,6 +8,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { type LocalDynamoDb, startDynamoDb } from '@commerce/local-cloud';
+import { StandardRetryStrategy } from '@smithy/core/retry';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import {
   decideReservation,
@@ -25,6 +26,7 @@ import {
 } from '../../functions/inventory/domain';
 import { EXPIRY_INDEX, inventoryViewsEnvironment } from '../../functions/inventory/seams';
 import { expiryPartition, type ProductViewItem, shardsOfView } from '../../functions/inventory/view';
+import { DynamoDbDocuments } from '../../functions/shared/dynamodb-documents';
 import { DynamoDbEventStore } from '../../functions/shared/dynamodb-event-store';
 import { AggregateStore, KEY } from '../../functions/shared/event-store';
 import { type DomainEvent, type Fold, foldEvents } from '../../functions/shared/events';
@@ -106,7 +108,9 @@ function loadProjector(service: Service, table: string): Handler {
   let handler: Handler | undefined;
   jest.isolateModules(() => {
     handler = (require(HANDLER_MODULES[service]) as { handler: Handler }).handler;
-    handlerClients.push((require('../../functions/shared/aws') as { dynamo: { destroy(): void } }).dynamo);
+    handlerClients.push(
+      (require('../../functions/shared/aws') as { documents: { destroy(): void } }).documents,
+    );
   });
   return handler!;
 }
@@ -154,7 +158,7 @@ afterAll(async () => {
 // ---- stream events -------------------------------------------------------------
 
 // Only `pending` is used: it builds items and never sends anything.
-const offline = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
+const offline = new DynamoDbDocuments({ region: 'us-east-1', retryStrategy: new StandardRetryStrategy(1) });
 afterAll(() => offline.destroy());
 
 /**

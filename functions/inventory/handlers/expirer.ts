@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { documents, fromEnvironment } from '../../shared/aws';
 import { logger, metrics, startInvocation } from '../../shared/powertools';
@@ -47,16 +46,14 @@ export const handler = async (
     partitions: EXPIRY_PARTITIONS,
     stopAt: stopAtFor(context),
     page: async (p, startKey) => {
-      const page = await documents.send(
-        new QueryCommand({
-          TableName: VIEWS_TABLE,
-          IndexName: INDEX,
-          KeyConditionExpression: `${partitionKey} = :p AND ${sortKey} <= :now`,
-          ExpressionAttributeValues: { ':p': `p${p}`, ':now': now.toISOString() },
-          Limit: PAGE,
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await documents.query({
+        TableName: VIEWS_TABLE,
+        IndexName: INDEX,
+        KeyConditionExpression: `${partitionKey} = :p AND ${sortKey} <= :now`,
+        ExpressionAttributeValues: { ':p': `p${p}`, ':now': now.toISOString() },
+        Limit: PAGE,
+        ExclusiveStartKey: startKey,
+      });
       return { ids: (page.Items ?? []).map((item) => item.id as string), next: page.LastEvaluatedKey };
     },
     expire: async (reservationId) => {

@@ -1,4 +1,3 @@
-import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { customers } from '../../accounts';
 import { inventoryCommands, inventorySettings, inventoryStores } from '../../inventory';
@@ -95,15 +94,13 @@ async function placedBetween(from: string, upTo: string): Promise<string[]> {
   for (let p = 0; p < SWEEP_PARTITIONS; p++) {
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await documents.send(
-        new QueryCommand({
-          TableName: ORDERS_TABLE,
-          IndexName: PLACED_INDEX.name,
-          KeyConditionExpression: `${PLACED_INDEX.partitionKey} = :p AND ${PLACED_INDEX.sortKey} BETWEEN :from AND :upTo`,
-          ExpressionAttributeValues: { ':p': `p${p}`, ':from': from, ':upTo': upTo },
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await documents.query({
+        TableName: ORDERS_TABLE,
+        IndexName: PLACED_INDEX.name,
+        KeyConditionExpression: `${PLACED_INDEX.partitionKey} = :p AND ${PLACED_INDEX.sortKey} BETWEEN :from AND :upTo`,
+        ExpressionAttributeValues: { ':p': `p${p}`, ':from': from, ':upTo': upTo },
+        ExclusiveStartKey: startKey,
+      });
       for (const item of page.Items ?? []) ids.push(String(item[KEY.partition]));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -119,11 +116,9 @@ async function notFinal(orderIds: readonly string[]): Promise<string[]> {
       .slice(start, start + BATCH_GET_LIMIT)
       .map((id) => ({ [KEY.partition]: id, [KEY.sort]: FINAL_FROM_VERSION }));
     while (keys && keys.length > 0) {
-      const result: BatchGetCommandOutput = await documents.send(
-        new BatchGetCommand({
-          RequestItems: { [ORDERS_TABLE]: { Keys: keys, ProjectionExpression: KEY.partition } },
-        }),
-      );
+      const result = await documents.batchGet({
+        RequestItems: { [ORDERS_TABLE]: { Keys: keys, ProjectionExpression: KEY.partition } },
+      });
       for (const item of result.Responses?.[ORDERS_TABLE] ?? []) final.add(String(item[KEY.partition]));
       keys = result.UnprocessedKeys?.[ORDERS_TABLE]?.Keys;
     }
