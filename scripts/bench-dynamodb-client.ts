@@ -47,6 +47,8 @@ async function engineServer(): Promise<{ endpoint: string; stop: () => void }> {
       if (m) resolve(m[1]!);
     });
   });
+  // Stopped with this process, also when a call fails and the benchmark ends early.
+  process.on('exit', () => child.kill());
   return { endpoint, stop: () => child.kill() };
 }
 
