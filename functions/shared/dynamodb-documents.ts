@@ -147,29 +147,17 @@ export class DynamoDbDocuments {
   }
 
   async put(input: PutCommandInput): Promise<Answer<PutCommandOutput>> {
-    const out = await this.call('PutItem', {
-      ...input,
-      Item: this.m(input.Item),
-      ExpressionAttributeValues: this.m(input.ExpressionAttributeValues),
-    });
+    const out = await this.call('PutItem', this.withItem(input));
     return { ...out, Attributes: this.u(out.Attributes) };
   }
 
   async update(input: UpdateCommandInput): Promise<Answer<UpdateCommandOutput>> {
-    const out = await this.call('UpdateItem', {
-      ...input,
-      Key: this.m(input.Key),
-      ExpressionAttributeValues: this.m(input.ExpressionAttributeValues),
-    });
+    const out = await this.call('UpdateItem', this.withKey(input));
     return { ...out, Attributes: this.u(out.Attributes) };
   }
 
   async delete(input: DeleteCommandInput): Promise<Answer<DeleteCommandOutput>> {
-    const out = await this.call('DeleteItem', {
-      ...input,
-      Key: this.m(input.Key),
-      ExpressionAttributeValues: this.m(input.ExpressionAttributeValues),
-    });
+    const out = await this.call('DeleteItem', this.withKey(input));
     return { ...out, Attributes: this.u(out.Attributes) };
   }
 
@@ -191,11 +179,7 @@ export class DynamoDbDocuments {
       ...input,
       TransactItems: input.TransactItems?.map(({ ConditionCheck, Put, Delete, Update }) => ({
         ConditionCheck: ConditionCheck && this.withKey(ConditionCheck),
-        Put: Put && {
-          ...Put,
-          Item: this.m(Put.Item),
-          ExpressionAttributeValues: this.m(Put.ExpressionAttributeValues),
-        },
+        Put: Put && this.withItem(Put),
         Delete: Delete && this.withKey(Delete),
         Update: Update && this.withKey(Update),
       })),
@@ -231,6 +215,16 @@ export class DynamoDbDocuments {
     this.endpoint?.agent.destroy();
   }
 
+  /** A put (alone or in a transaction) with its item and values marshalled. */
+  private withItem<T extends { Item?: Item; ExpressionAttributeValues?: Item }>(put: T) {
+    return {
+      ...put,
+      Item: this.m(put.Item),
+      ExpressionAttributeValues: this.m(put.ExpressionAttributeValues),
+    };
+  }
+
+  /** An update, delete or condition check (alone or in a transaction) with its key and values marshalled. */
   private withKey<T extends { Key?: Item; ExpressionAttributeValues?: Item }>(action: T) {
     return {
       ...action,
