@@ -5,12 +5,6 @@ import type { Construct } from 'constructs';
 import { type BuildOptions, buildSync } from 'esbuild';
 
 const FUNCTIONS_DIR = join(__dirname, '..', '..', 'functions');
-/** What the bundles take for the SDK's default credential chain: the environment's credentials alone. */
-const LAMBDA_CREDENTIALS = join(FUNCTIONS_DIR, 'shared', 'lambda-credentials.ts');
-/** What the bundles take for the SDK's event streams, which no operation they call has. */
-const NO_EVENT_STREAMS = join(FUNCTIONS_DIR, 'shared', 'no-event-streams.ts');
-/** What the bundles take for DynamoDB's endpoint discovery, which no command of the pinned SDK uses. */
-const NO_ENDPOINT_DISCOVERY = join(FUNCTIONS_DIR, 'shared', 'no-endpoint-discovery.ts');
 /** Where a bundle's files are staged from: a directory of the app's output per build, removed on exit. */
 const BUILD_DIR_PREFIX = 'bundling-functions-';
 
@@ -25,7 +19,7 @@ export interface BundleOptions {
  * A function's code: its entry under `functions/` bundled by esbuild (no
  * Docker). Every function's entry is a file in `functions/<module>/handlers/`,
  * and the first function an app stages bundles them all in one esbuild run,
- * which parses the AWS SDK once for all of them: `cdk synth --no-validation`
+ * which parses the shared packages once for all of them: `cdk synth --no-validation`
  * of a stage took 5.9-7.5 s so, against 15.9-16.1 s with one run per function
  * (NodejsFunction; docs/decisions/0009). Each asset is then
  * staged as CDK stages any bundled asset (its hash is its output's), and
@@ -133,13 +127,5 @@ function esbuildOptions({ debug, sourceMaps }: BundleOptions): BuildOptions {
     format: 'cjs',
     supported: { 'dynamic-import': false },
     mainFields: ['module', 'main'],
-    // The SDK is bundled, pinned to the version the tests ran with. The clients' default
-    // credential chain is cut to its first link; no event streams and no endpoint discovery,
-    // which nothing the functions call uses (see each module).
-    alias: {
-      '@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS,
-      '@smithy/core/event-streams': NO_EVENT_STREAMS,
-      '@aws-sdk/middleware-endpoint-discovery': NO_ENDPOINT_DISCOVERY,
-    },
   };
 }

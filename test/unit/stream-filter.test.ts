@@ -1,4 +1,4 @@
-import type { PutEventsCommandOutput, PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import type { PutEventsRequestEntry, PutEventsResponse } from '@aws-sdk/client-eventbridge';
 import { filterPatterns, passesFilters } from '@commerce/local-cloud';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { outgoingOf, publish } from '../../functions/outbox/handlers/publisher';
@@ -86,13 +86,12 @@ describe('the outbox relay’s partial batch failures', () => {
   /** A PutEvents that refuses the entries `refuse` says, and records every call. */
   const bus = (refuse: (n: number, call: number) => boolean) => {
     const calls: number[][] = [];
-    const putEvents = async (entries: PutEventsRequestEntry[]): Promise<PutEventsCommandOutput> => {
+    const putEvents = async (entries: PutEventsRequestEntry[]): Promise<PutEventsResponse> => {
       calls.push(entries.map(nth));
       const results = entries.map((e) =>
         refuse(nth(e), calls.length) ? { ErrorCode: 'InternalFailure' } : { EventId: `id-${nth(e)}` },
       );
       return {
-        $metadata: {},
         FailedEntryCount: results.filter((r) => 'ErrorCode' in r).length,
         Entries: results,
       };

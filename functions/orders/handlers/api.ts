@@ -1,10 +1,4 @@
-import {
-  DescribeExecutionCommand,
-  GetExecutionHistoryCommand,
-  type HistoryEvent,
-  SFNClient,
-  StartExecutionCommand,
-} from '@aws-sdk/client-sfn';
+import type { HistoryEvent } from '@aws-sdk/client-sfn';
 import { customers } from '../../accounts';
 import { inventoryStores } from '../../inventory';
 import { sagaTrace } from '../../saga';
@@ -24,6 +18,7 @@ import { type PollSchedule, pollUntil } from '../../shared/poll';
 import { logger } from '../../shared/powertools';
 import { preferredWaitSeconds } from '../../shared/prefer';
 import { DeadlineRetries } from '../../shared/retries';
+import { StepFunctions } from '../../shared/step-functions';
 import { ordersUseCases } from '../application';
 import type { Order, OrderPlaced } from '../domain';
 import { acceptedOrderView, orderView } from '../http-views';
@@ -31,15 +26,13 @@ import { PlaceOrder } from '../requests';
 import { ORDERS_ROUTES, orderPlacementEnvironment, orderSagaEnvironment } from '../seams';
 import { ordersStore } from '../store';
 
-const stepFunctions = new SFNClient({ retryStrategy: new DeadlineRetries(3) });
+const stepFunctions = new StepFunctions({ retryStrategy: new DeadlineRetries(3) });
 
 async function executionHistory(executionArn: string): Promise<HistoryEvent[]> {
   const events: HistoryEvent[] = [];
   let nextToken: string | undefined;
   do {
-    const page = await stepFunctions.send(
-      new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, nextToken }),
-    );
+    const page = await stepFunctions.getExecutionHistory({ executionArn, maxResults: 1000, nextToken });
     events.push(...(page.events ?? []));
     nextToken = page.nextToken;
   } while (nextToken);
@@ -63,14 +56,12 @@ const { orderSagaArn: ORDER_SAGA_ARN } = fromEnvironment(orderSagaEnvironment);
 async function startSaga(placed: OrderPlaced, correlationId: string) {
   const orderId = placed.data.orderId;
   try {
-    await stepFunctions.send(
-      new StartExecutionCommand({
-        stateMachineArn: ORDER_SAGA_ARN,
-        name: orderId,
-        // The part of the bus's OrderPlaced event that the saga reads.
-        input: JSON.stringify({ detail: { type: placed.type, data: placed.data, correlationId } }),
-      }),
-    );
+    await stepFunctions.startExecution({
+      stateMachineArn: ORDER_SAGA_ARN,
+      name: orderId,
+      // The part of the bus's OrderPlaced event that the saga reads.
+      input: JSON.stringify({ detail: { type: placed.type, data: placed.data, correlationId } }),
+    });
   } catch (error) {
     logger.warn('saga not started by the request; the OrderPlaced event will start it', {
       orderId,
@@ -175,7 +166,7 @@ export const handler = httpHandler(ORDERS_ROUTES, {
     if (!executionArn)
       throw new ClientError(404, 'NOT_FOUND', `the saga of order ${orderId} has not started yet`);
     const [execution, history] = await Promise.all([
-      stepFunctions.send(new DescribeExecutionCommand({ executionArn })),
+      stepFunctions.describeExecution({ executionArn }),
       executionHistory(executionArn),
     ]);
     return json(200, { orderId, executionArn, ...sagaTrace(execution.status, history) });

@@ -1,18 +1,14 @@
-import {
-  EventBridgeClient,
-  PutEventsCommand,
-  type PutEventsCommandOutput,
-  type PutEventsRequestEntry,
-} from '@aws-sdk/client-eventbridge';
+import type { PutEventsRequestEntry, PutEventsResponse } from '@aws-sdk/client-eventbridge';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { fromEnvironment } from '../../shared/aws';
+import { EventBridge } from '../../shared/event-bridge';
 import { logger, startInvocation } from '../../shared/powertools';
 import { DeadlineRetries } from '../../shared/retries';
 import { type EventRecord, eventOf } from '../../shared/views';
 import { isIntegrationEvent, SOURCES } from '../integration-events';
 import { publisherEnvironment } from '../seams';
 
-const eventBridge = new EventBridgeClient({ retryStrategy: new DeadlineRetries(5) });
+const eventBridge = new EventBridge({ retryStrategy: new DeadlineRetries(5) });
 
 /** The envelope's `detail`: the event and where it came from, without the stored snapshot. */
 export const detailOf = (e: EventRecord) => ({
@@ -94,9 +90,7 @@ export const handler = async (
 ): Promise<DynamoDBBatchResponse> => {
   startInvocation(context);
   eventBusName ??= fromEnvironment(publisherEnvironment).eventBusName;
-  return publish(outgoingOf(stream, eventBusName), (entries) =>
-    eventBridge.send(new PutEventsCommand({ Entries: entries })),
-  );
+  return publish(outgoingOf(stream, eventBusName), (entries) => eventBridge.putEvents({ Entries: entries }));
 };
 
 /** A line per event put on the bus, with its request's correlation id (`npm run logs -- -c ID` follows it). */
@@ -106,13 +100,13 @@ const logPublished = ({ entry, correlationId }: Outgoing) =>
 /** The relay's loop, with the `PutEvents` call (and the retry delays) given: see `handler`. */
 export async function publish(
   outgoing: readonly Outgoing[],
-  putEvents: (entries: PutEventsRequestEntry[]) => Promise<PutEventsCommandOutput>,
+  putEvents: (entries: PutEventsRequestEntry[]) => Promise<PutEventsResponse>,
   retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
 ): Promise<DynamoDBBatchResponse> {
   for (let i = 0; i < outgoing.length; i += BATCH) {
     let pending = outgoing.slice(i, i + BATCH);
     for (let attempt = 0; pending.length > 0; attempt++) {
-      let result: PutEventsCommandOutput;
+      let result: PutEventsResponse;
       try {
         result = await putEvents(pending.map((o) => o.entry));
       } catch (error) {
