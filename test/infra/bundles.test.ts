@@ -115,8 +115,9 @@ test("no bundle loads Node.js's own modules as ES modules (docs/decisions/0010)"
 
 test('AWS is called without the SDK: no bundle has an SDK client (docs/decisions/0011)', () => {
   for (const { name, code } of prod) {
-    // The SDK's user agent, which every SDK client sends, its clients' protocol names, and its
-    // credential chain (whose debug messages minification keeps).
+    // The SDK's user agent, which every SDK client sends, its clients' protocol names, its
+    // credential chain (whose debug messages minification keeps), and what the bundles once took
+    // stand-ins for: the event stream headers and DynamoDB's endpoint cache.
     expect({
       name,
       sdkClient: code.includes('aws-sdk-js'),
@@ -124,7 +125,16 @@ test('AWS is called without the SDK: no bundle has an SDK client (docs/decisions
         code.includes(p),
       ),
       credentialChain: code.includes('@aws-sdk/credential-provider'),
-    }).toEqual({ name, sdkClient: false, protocols: [], credentialChain: false });
+      eventStreams: code.includes(':message-type'),
+      endpointCache: /mnemonist\/lru-cache|endpointDiscoveryMiddleware/.test(code),
+    }).toEqual({
+      name,
+      sdkClient: false,
+      protocols: [],
+      credentialChain: false,
+      eventStreams: false,
+      endpointCache: false,
+    });
   }
 });
 
