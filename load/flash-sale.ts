@@ -30,6 +30,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { type CommandSpec, parseCommandLine } from '@commerce/local-cloud';
+import { keepAliveClient } from './keep-alive';
 import { machine } from './report';
 import { type LocalStats, localStats, resetLocalStats, type Target } from './target';
 import { bearer, type Caller, tokensFor } from './tokens';
@@ -124,26 +125,28 @@ interface ProductView {
   sold: number;
 }
 
+/** Every request of the sale, over one kept-alive connection per request in flight (and one for the operator). */
+const send = keepAliveClient(API, CONCURRENCY + 1);
+
 /** A request with `token` (a shop caller's), or the operator's (creating products, reading them). */
 async function request(method: string, path: string, body?: unknown, token?: string) {
   const authorization = bearer(token ?? (await tokensFor(TARGET).admin()));
-  const r = await fetch(`${API}${path}`, {
-    method,
-    ...(body === undefined
-      ? { headers: authorization }
-      : {
-          headers: { ...authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-          body: JSON.stringify(body),
-        }),
-  });
-  const text = await r.text();
+  const { status, text } =
+    body === undefined
+      ? await send(method, path, authorization)
+      : await send(
+          method,
+          path,
+          { ...authorization, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+          JSON.stringify(body),
+        );
   let parsed: Record<string, unknown> = {};
   try {
     parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {
     parsed = { text };
   }
-  return { status: r.status, body: parsed };
+  return { status, body: parsed };
 }
 
 async function createProducts(count: number, units: number, label: string) {
