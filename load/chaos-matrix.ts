@@ -23,7 +23,7 @@ export interface DynamoRefusal {
 /**
  * DynamoDB making a share of the functions' writes (single writes and
  * transactions) and then losing the answer: a 500 or a reset connection
- * after the commit, which the SDK retries (`POST /_local/faults/dynamodb`).
+ * after the commit, which the functions' client retries (`POST /_local/faults/dynamodb`).
  */
 export interface DynamoLostAnswer {
   readonly kind: 'lost-answer';
@@ -36,7 +36,7 @@ export type DynamoFault = DynamoRefusal | DynamoLostAnswer;
  * EventBridge refusing PutEvents (`POST /_local/faults/eventbridge`): a share
  * of entries one by one (`FailedEntryCount`, each its `ErrorCode`: a partial
  * failure, the caller's to put again) and a share of whole calls (a
- * `ThrottlingException`: a total failure, which the SDK retries).
+ * `ThrottlingException`: a total failure, which the relay's client retries).
  */
 export interface BusFault {
   readonly entries: number;
@@ -233,14 +233,14 @@ export function chaosMatrix(): Cell[] {
           ? `DynamoDB cancels 20% of the functions' transactions with a TransactionConflict`
           : `DynamoDB refuses 20% of the functions' calls with ${error}`,
       faults: { ...none, dynamodb: [{ error, rate: 0.2 }] },
-      // A call refused past the SDK's retries fails its step's attempt; enough of them exhaust the retries.
+      // A call refused past its client's retries fails its step's attempt; enough of them exhaust the retries.
       reasons: ['TIMEOUT', 'CONFIRMATION_FAILED', 'STEP_FAILED'],
     });
   }
   cells.push({
     name: 'dynamodb-lost-answer-20',
     description:
-      "DynamoDB makes 20% of the functions' writes (single writes and transactions), then loses the answer: a 500 InternalServerError or a reset connection, which the SDK retries",
+      "DynamoDB makes 20% of the functions' writes (single writes and transactions), then loses the answer: a 500 InternalServerError or a reset connection, which the functions' client retries",
     faults: { ...none, dynamodb: [{ kind: 'lost-answer', rate: 0.2 }] },
     // The retry finds the write made and goes on: no order is cancelled for it, and no client sees it.
     reasons: [],
@@ -258,7 +258,7 @@ export function chaosMatrix(): Cell[] {
   cells.push({
     name: 'eventbridge-throttled-20',
     description:
-      'EventBridge refuses 20% of PutEvents calls whole with a ThrottlingException, which the SDK retries',
+      "EventBridge refuses 20% of PutEvents calls whole with a ThrottlingException, which the relay's client retries",
     faults: { ...none, eventbridge: { entries: 0, calls: 0.2 } },
     reasons: [],
     answersUnchanged: true,
