@@ -54,6 +54,8 @@ export class StreamPoller {
   /** Writes seen while gathering a batch; a batch's worth ends the gathering early, as a full batch does on Lambda. */
   private writesGathered = 0;
   private gathered?: () => void;
+  /** Told of the next write while a partial batch gathers more records (see `moreWritten`). */
+  private written?: () => void;
   /** Reading the stream or delivering what it read. */
   private polling = false;
   /** Each shard's next iterator; null once the shard is closed and read to its end. */
@@ -118,6 +120,7 @@ export class StreamPoller {
     this.poked = true;
     this.wake?.();
     if (++this.writesGathered >= this.spec.batchSize) this.gathered?.();
+    this.written?.();
   }
 
   /**
@@ -156,6 +159,7 @@ export class StreamPoller {
     this.lateCopies.clear();
     this.wake?.();
     this.gathered?.();
+    this.written?.();
     await this.loop;
   }
 
@@ -165,6 +169,8 @@ export class StreamPoller {
     let full = false;
     while (!this.stopped) {
       this.polling = true;
+      // The window of the batches this poll reads: from the gathering's start, or from now for a backlog.
+      const windowEnds = performance.now() + this.spec.batchingWindowMs;
       if (this.poked && !full && !this.stopped) await this.gather();
       this.poked = false;
       let delivered = 0;
@@ -173,7 +179,7 @@ export class StreamPoller {
         await this.refreshShards();
         for (const [shardId, iterator] of this.iterators) {
           if (iterator === null) continue;
-          const records = await this.pollShard(shardId, iterator);
+          const records = await this.pollShard(shardId, iterator, windowEnds);
           delivered += records;
           full ||= records >= this.spec.batchSize;
         }
@@ -242,22 +248,38 @@ export class StreamPoller {
     }
   }
 
-  private async pollShard(shardId: string, iterator: string): Promise<number> {
-    let page: { Records: StreamRecord[]; NextShardIterator?: string };
-    this.stats.polls++;
-    try {
-      page = await this.dynamo.call('DynamoDBStreams_20120810.GetRecords', {
-        ShardIterator: iterator,
-        Limit: this.spec.batchSize,
-      });
-    } catch (error) {
-      // The iterator expired (15 minutes after it was issued) or its records were trimmed; take a fresh one.
-      const code = (error as { code?: string }).code;
-      if (code !== 'TrimmedDataAccessException' && code !== 'ExpiredIteratorException') throw error;
-      this.iterators.set(shardId, await this.iteratorFor(shardId));
-      this.poked = true;
-      return 0;
+  /**
+   * Reads a batch from the shard and delivers it. As Lambda gathers a batch
+   * (until it is full, its batching window ends, or the payload limit), a
+   * partial page read before `windowEnds` waits for further writes and reads
+   * on: a consumer reading a backlog batch after batch otherwise took what
+   * had come in while the last batch ran, a batch part full, and a flash
+   * sale's projector wrote the product's view item once per ~92 records
+   * where Lambda would once per 100.
+   */
+  private async pollShard(shardId: string, iterator: string, windowEnds: number): Promise<number> {
+    const first = await this.readPage(shardId, iterator, this.spec.batchSize);
+    if (!first) return 0;
+    const records = [...first.Records];
+    let next = first.NextShardIterator;
+    let stale = false;
+    while (
+      records.length > 0 &&
+      records.length < this.spec.batchSize &&
+      next &&
+      !this.stopped &&
+      (await this.moreWritten(windowEnds))
+    ) {
+      const more = await this.readPage(shardId, next, this.spec.batchSize - records.length, false);
+      // Its iterator gone stale (never seen: it was just issued): deliver what was read, resume after it.
+      if (!more) {
+        stale = true;
+        break;
+      }
+      records.push(...more.Records);
+      next = more.NextShardIterator;
     }
+    const page = { Records: records, NextShardIterator: next };
     if (page.Records.length > 0 && this.spec.enabled) {
       const events = page.Records.map((r) => this.asEvent(r));
       // As Lambda does: records no filter matches are dropped, and the mapping moves past them.
@@ -288,10 +310,64 @@ export class StreamPoller {
       this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
       this.position?.write({ streamArn: this.spec.streamArn, delivered: Object.fromEntries(this.delivered) });
     }
+    if (stale) {
+      this.iterators.set(shardId, await this.iteratorFor(shardId));
+      return page.Records.length;
+    }
     // A closed shard has no next iterator; its children are found on the next refresh.
     this.iterators.set(shardId, page.NextShardIterator ?? null);
     if (!page.NextShardIterator) this.shardsChanged = true;
     return page.Records.length;
+  }
+
+  /**
+   * One GetRecords of at most `limit` records; undefined when the iterator
+   * had expired (15 minutes after it was issued) or its records were
+   * trimmed. Then, when `renew`, a fresh one is taken and the poll repeated.
+   */
+  private async readPage(
+    shardId: string,
+    iterator: string,
+    limit: number,
+    renew = true,
+  ): Promise<{ Records: StreamRecord[]; NextShardIterator?: string } | undefined> {
+    this.stats.polls++;
+    try {
+      return await this.dynamo.call('DynamoDBStreams_20120810.GetRecords', {
+        ShardIterator: iterator,
+        Limit: limit,
+      });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== 'TrimmedDataAccessException' && code !== 'ExpiredIteratorException') throw error;
+      if (renew) {
+        this.iterators.set(shardId, await this.iteratorFor(shardId));
+        this.poked = true;
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * Waits for a write before `windowEnds`, then POKE_COLLECT_MS (within the
+   * window) for the writes that follow it, so that one read takes them all:
+   * true when one came, false when the window ended first.
+   */
+  private async moreWritten(windowEnds: number): Promise<boolean> {
+    const wait = (ms: number, untilWrite: boolean) =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), Math.max(0, ms));
+        if (untilWrite)
+          this.written = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+      }).finally(() => {
+        this.written = undefined;
+      });
+    if (!(await wait(windowEnds - performance.now(), true)) || this.stopped) return false;
+    await wait(Math.min(POKE_COLLECT_MS, windowEnds - performance.now()), false);
+    return true;
   }
 
   /** Late copies of batches not yet delivered again (cleared when the poller stops). */

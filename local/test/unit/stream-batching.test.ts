@@ -7,8 +7,9 @@ import { StreamPoller } from '../../streams';
 /**
  * A mapping's batching window (MaximumBatchingWindowInSeconds) gathers the
  * records yet to come; records already waiting in the stream (a consumer
- * behind) are read batch after batch without waiting a window each, as on
- * Lambda. A fake stream of `total` records stands in for the DynamoDB engine's.
+ * behind) are read batch after batch without waiting a window each, and a
+ * batch read part full gathers on until it is full or its window ends, as on
+ * Lambda. A fake stream stands in for the DynamoDB engine's.
  */
 const spec = (batchingWindowMs: number): MappingSpec => ({
   logicalId: 'Mapping',
@@ -24,12 +25,13 @@ const spec = (batchingWindowMs: number): MappingSpec => ({
   filters: [],
 });
 
-function fakeStream(total: number) {
+/** A stream of `total()` records so far (the total may grow as writes go on). */
+function fakeStream(total: () => number) {
   let next = 0;
   const call = async (target: string, input: { Limit?: number }) => {
     if (target.endsWith('DescribeStream')) return { StreamDescription: { Shards: [{ ShardId: 'shard-0' }] } };
     if (target.endsWith('GetShardIterator')) return { ShardIterator: 'it' };
-    const page = Array.from({ length: Math.min(input.Limit ?? 100, total - next) }, () => {
+    const page = Array.from({ length: Math.min(input.Limit ?? 100, total() - next) }, () => {
       next++;
       return { eventID: `e${next}`, eventName: 'INSERT', dynamodb: { SequenceNumber: String(next) } };
     });
@@ -49,7 +51,13 @@ async function drain(batchingWindowMs: number, total: number, writesGoOn = false
       return { batchItemFailures: [] };
     },
   } as unknown as LambdaRuntime;
-  poller = new StreamPoller(spec(batchingWindowMs), fakeStream(total), runtime, {} as LocalQueues, () => {});
+  poller = new StreamPoller(
+    spec(batchingWindowMs),
+    fakeStream(() => total),
+    runtime,
+    {} as LocalQueues,
+    () => {},
+  );
   const started = Date.now();
   poller.poke(); // the writes that put the records there, seen as the poller starts
   poller.start();
@@ -72,5 +80,36 @@ describe('a stream mapping with a batching window', () => {
     expect(batches).toEqual([40]);
     expect(gathers).toBe(1);
     expect(ms).toBeGreaterThanOrEqual(290);
+  });
+
+  test('a batch read part full gathers the records still to come, until it is full', async () => {
+    // A busy table: 150 records wait, and 10 more are written every 10 ms until there are 400.
+    let written = 150;
+    const batches: number[] = [];
+    const runtime = {
+      invoke: async (_: string, event: { Records: unknown[] }) => {
+        batches.push(event.Records.length);
+        await new Promise((resolve) => setTimeout(resolve, 30)); // the function's work
+        return { batchItemFailures: [] };
+      },
+    } as unknown as LambdaRuntime;
+    const poller = new StreamPoller(
+      spec(1000),
+      fakeStream(() => written),
+      runtime,
+      {} as LocalQueues,
+      () => {},
+    );
+    const writes = setInterval(() => {
+      written = Math.min(400, written + 10);
+      poller.poke();
+    }, 10);
+    // Started on the waiting records (no write seen yet): the first batch is read at once.
+    poller.start();
+    while (batches.reduce((a, b) => a + b, 0) < 400) await new Promise((resolve) => setTimeout(resolve, 10));
+    clearInterval(writes);
+    await poller.stop();
+    // Without the gathering, a batch read after a full one took only what had come in meanwhile (seen: 70, 30).
+    expect(batches).toEqual([100, 100, 100, 100]);
   });
 });
