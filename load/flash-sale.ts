@@ -86,7 +86,8 @@ export const FLASH_SALE_COMMAND = {
   },
   examples: [
     'npm run flash-sale',
-    'npm run flash-sale -- --requests 20000 --units 8000 --products 8 --cases hot',
+    'npm run flash-sale -- --requests 20000 --units 8000 --products 8 --cases spread',
+    'npm run flash-sale -- --cases hot',
     'API_URL=http://127.0.0.1:3100 npm run flash-sale -- --json load/out/flash-sale.json',
   ],
 } as const satisfies CommandSpec;
