@@ -85,10 +85,14 @@ function environmentCredentials(): Credentials {
   return { accessKeyId, secretAccessKey, sessionToken: process.env.AWS_SESSION_TOKEN || undefined };
 }
 
-/** Where the calls go and how: resolved at the first call, as the SDK resolves its configuration. */
+/**
+ * Where the calls go, how, and signed with what: resolved at the first call, as the SDK resolves its
+ * configuration and keeps the environment's credentials (they do not change in a sandbox's life).
+ */
 interface Endpoint {
   readonly url: URL;
   readonly region: string;
+  readonly credentials: Credentials;
   readonly agent: HttpAgent;
   readonly send: typeof httpRequest;
 }
@@ -108,6 +112,7 @@ function endpointOf(service: AwsJsonService, options: AwsJsonClientOptions): End
   return {
     url,
     region,
+    credentials: options.credentials ?? environmentCredentials(),
     agent: https
       ? new HttpsAgent({ keepAlive: true, maxSockets: 512 })
       : new HttpAgent({ keepAlive: true, maxSockets: 512 }),
@@ -170,7 +175,7 @@ export class AwsJsonClient {
 
   private async attempt(operation: string, body: string): Promise<Wire> {
     this.endpoint ??= endpointOf(this.service, this.options);
-    const { url, region, agent, send } = this.endpoint;
+    const { url, region, credentials, agent, send } = this.endpoint;
     const headers = signJsonPost(
       {
         host: url.host,
@@ -180,7 +185,7 @@ export class AwsJsonClient {
         contentType: this.contentType,
         body,
       },
-      this.options.credentials ?? environmentCredentials(),
+      credentials,
     );
     headers['content-length'] = String(Buffer.byteLength(body));
     // Lambda's trace id, sent on each call as the SDK's recursion-detection middleware sends it (unsigned, as there).
