@@ -279,9 +279,8 @@ export class StreamPoller {
       records.push(...more.Records);
       next = more.NextShardIterator;
     }
-    const page = { Records: records, NextShardIterator: next };
-    if (page.Records.length > 0 && this.spec.enabled) {
-      const events = page.Records.map((r) => this.asEvent(r));
+    if (records.length > 0 && this.spec.enabled) {
+      const events = records.map((r) => this.asEvent(r));
       // As Lambda does: records no filter matches are dropped, and the mapping moves past them.
       const passing = events.filter((e) => passesFilters(this.spec.filters, e));
       this.stats.filtered += events.length - passing.length;
@@ -307,17 +306,17 @@ export class StreamPoller {
           } else await this.deliver(passing);
         }
       }
-      this.delivered.set(shardId, page.Records.at(-1)!.dynamodb.SequenceNumber);
+      this.delivered.set(shardId, records.at(-1)!.dynamodb.SequenceNumber);
       this.position?.write({ streamArn: this.spec.streamArn, delivered: Object.fromEntries(this.delivered) });
     }
     if (stale) {
       this.iterators.set(shardId, await this.iteratorFor(shardId));
-      return page.Records.length;
+    } else {
+      // A closed shard has no next iterator; its children are found on the next refresh.
+      this.iterators.set(shardId, next ?? null);
+      if (!next) this.shardsChanged = true;
     }
-    // A closed shard has no next iterator; its children are found on the next refresh.
-    this.iterators.set(shardId, page.NextShardIterator ?? null);
-    if (!page.NextShardIterator) this.shardsChanged = true;
-    return page.Records.length;
+    return records.length;
   }
 
   /**
